@@ -1,0 +1,1 @@
+"""Sub-commands of the partita CLI. Each module defines register(subparsers)."""
