@@ -66,6 +66,9 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || [ "$have_cc" != "$want_cc" ]; then
   cmake -S . -B "$BUILD_DIR" -DMPI_C_COMPILER="$want_cc" -DMPIEXEC_EXECUTABLE="$(dirname "$want_cc")/mpiexec" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >"$BUILD_DIR.configure.log" 2>&1 \
     || { cat "$BUILD_DIR.configure.log"; exit 1; }
+else
+  # re-run configure so that newly added source folders are picked up (quick)
+  cmake "$BUILD_DIR" >"$BUILD_DIR.configure.log" 2>&1 || { cat "$BUILD_DIR.configure.log"; exit 1; }
 fi
 say "building in $BUILD_DIR"
 cmake --build "$BUILD_DIR" -j "$(nproc)" 2>&1 | grep -E "warning|error|Error" || true

@@ -1,0 +1,97 @@
+/* What every partita benchmark program shares: the common options, MPI start-up
+ * with the right thread level, errors reported once on rank 0 with a non-zero
+ * exit, run metadata, and result output (text / JSON / CSV). */
+#ifndef PT_BENCH_H
+#define PT_BENCH_H
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compute.h"
+#include "json.h"
+#include "options.h"
+#include "stats.h"
+
+#define PT_RESULT_SCHEMA "partita.result/1"
+
+enum { PT_FORMAT_TEXT, PT_FORMAT_JSON, PT_FORMAT_CSV };
+enum { PT_CACHE_HOT, PT_CACHE_COLD };
+
+typedef struct pt_common {
+    int iterations;
+    int warmup;
+    int validate;
+    int threads;
+    double compute_us;
+    pt_noise noise;
+    int noise_thread_opt; /* parsed --noise-thread: -1 random, else the thread */
+    int compute_mode;     /* pt_compute_mode */
+    int cache;            /* PT_CACHE_* */
+    long long seed;
+    int format;           /* PT_FORMAT_* */
+    const char *output;   /* NULL: stdout */
+} pt_common;
+
+typedef struct pt_ctx {
+    const char *program;   /* e.g. "partita-p2p" */
+    const char *benchmark; /* e.g. "p2p" */
+    int rank, size;
+    int thread_requested, thread_provided;
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int mpi_version, mpi_subversion;
+    char *hosts;           /* hostnames of all ranks, MPI_MAX_PROCESSOR_NAME apart */
+    int nodes;             /* distinct hostnames */
+    int argc;
+    char **argv;
+    FILE *out;             /* rank 0: where results go */
+} pt_ctx;
+
+/* Defaults and the table entries of the common options. `which` selects them:
+ * PT_COMMON_ALL, or an OR of the PT_COMMON_* bits for programs that need fewer. */
+enum {
+    PT_COMMON_ITER = 1, PT_COMMON_VALIDATE = 2, PT_COMMON_THREADS = 4, PT_COMMON_COMPUTE = 8,
+    PT_COMMON_CACHE = 16, PT_COMMON_OUTPUT = 32, PT_COMMON_ALL = 63
+};
+void pt_common_defaults(pt_common *c);
+void pt_common_options(pt_cli *cli, pt_common *c, int which);
+
+/* Parse the options, initialise MPI (MPI_THREAD_MULTIPLE when c->threads > 1 or
+ * force_multiple, else MPI_THREAD_FUNNELED) and handle --help, --version, bad
+ * options and a missing thread level: those print on rank 0 and exit. */
+void pt_start(pt_ctx *ctx, pt_cli *cli, pt_common *c, int argc, char **argv, int force_multiple);
+/* Open the output (rank 0); call after the program's own checks. */
+void pt_open_output(pt_ctx *ctx, const pt_common *c);
+/* Close the output and MPI_Finalize. Returns the exit status to use. */
+int pt_finish(pt_ctx *ctx, int status);
+
+/* An error every rank detects alike: rank 0 prints "PROGRAM: error: ...", all
+ * ranks finalize and exit with status 2. */
+void pt_fail(pt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* An error one rank detects: it prints and aborts the whole job (status 2). */
+void pt_abort(pt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+const char *pt_thread_level_name(int level);
+const char *pt_compute_mode_name(int mode);
+
+/* One measured quantity: all per-iteration samples and how it is defined. */
+typedef struct pt_metric {
+    const char *name;
+    const char *unit;
+    const char *definition;
+    double *samples;
+    size_t n;
+} pt_metric;
+
+/* JSON: the top-level object's opening, run metadata and the "config" object
+ * with the common options; the program then adds its own config keys, calls
+ * pt_json_config_end and writes "results". */
+void pt_json_head(pt_json *j, const pt_ctx *ctx, const pt_common *c);
+void pt_json_config_end(pt_json *j);
+void pt_json_metric(pt_json *j, const pt_metric *m);
+/* Text: '#'-prefixed preamble lines (OMB shape) with the run metadata. */
+void pt_text_preamble(FILE *f, const pt_ctx *ctx, const pt_common *c, const char *title);
+/* CSV: one row per (case, metric); case_cols are "name=value" pairs. */
+void pt_csv_header(FILE *f, int ncase, const char *const *case_names);
+void pt_csv_row(FILE *f, const pt_ctx *ctx, int ncase, const char *const *case_values, const pt_metric *m);
+
+#endif

@@ -1,0 +1,548 @@
+/* partita-p2p: the partitioned point-to-point metrics (overhead, perceived
+ * bandwidth, application availability, early-bird share, MPI_Pready cost) between
+ * a sender (rank 0) and a receiver (rank 1). Definitions: docs/metrics.md.
+ *
+ * Each case (message size m, send partitions P) alternates a reference iteration
+ * (threads compute, join, one MPI_Send of m bytes) with a partitioned iteration
+ * (threads compute, then MPI_Pready their partitions; the receiver stamps the
+ * first MPI_Parrived == true of each partition): ABAB, never two loops. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/bench.h"
+#include "harness/cache.h"
+#include "harness/clock.h"
+#include "harness/clocksync.h"
+#include "p2p_metrics.h"
+
+enum { METRIC_OVERHEAD, METRIC_BW, METRIC_AVAIL, METRIC_EARLY, METRIC_PREADY, METRIC_ALL };
+static const char *const metric_names[] = {"overhead", "perceived-bw", "availability", "early-bird", "pready-cost", "all", NULL};
+enum { SENDER = 0, RECEIVER = 1, TAG_REF = 100, TAG_PART = 101, TAG_STAMPS = 102 };
+/* The sender waits this long after the start signal before computing, so the
+ * receiver is surely polling when the first partition can arrive. Not timed. */
+#define GUARD_NS 3000
+
+typedef struct p2p_config {
+    pt_common c;
+    pt_size_range sizes;
+    pt_int_list parts;
+    int recv_parts; /* 0: same as send */
+    int metric;
+} p2p_config;
+
+/* Everything measured in one case, on the sender after the receiver's stamps came in. */
+typedef struct p2p_case {
+    size_t bytes;
+    int P, Q;
+    int validation_errors;
+    double *v[10];  /* per-iteration samples, in the order of case_metrics below */
+    double *pready_ns;
+} p2p_case;
+
+static const struct { const char *name, *unit, *definition; } case_metrics[10] = {
+    {"overhead", "ratio", "t_part / t_pt2pt: first MPI_Pready start to last partition arrival, over one MPI_Send from the join to its arrival (same iteration pair)"},
+    {"perceived_bw", "MB/s", "m / t_last: bytes over the time from the start of the last MPI_Pready to the last arrival (MB = 1e6 bytes)"},
+    {"availability", "%", "100 * max(0, 1 - t_after_join / t_pt2pt): share of the single send's time the application gets back"},
+    {"early_bird", "%", "share of the union of [ready, arrival] intervals that lies before the join (the last thread finishing its compute)"},
+    {"t_part_us", "us", "first MPI_Pready start to last partition arrival"},
+    {"t_last_us", "us", "last MPI_Pready start to last partition arrival"},
+    {"t_pt2pt_us", "us", "reference: join to arrival of one MPI_Send of m bytes (compute without noise)"},
+    {"t_after_join_us", "us", "union of [ready, arrival] intervals after the join"},
+    {"t_before_join_us", "us", "union of [ready, arrival] intervals before the join"},
+    {"t_union_us", "us", "union of [ready, arrival] intervals"},
+};
+
+static void configure(pt_cli *cli, p2p_config *cfg)
+{
+    static const char details[] =
+        "Runs on exactly 2 ranks: rank 0 sends, rank 1 receives. For every message size m (powers of two in\n"
+        "MIN:MAX) and every P in --partitions, reference iterations (T threads compute, join, one MPI_Send of m\n"
+        "bytes) alternate with partitioned iterations (each thread computes, then calls MPI_Pready for its\n"
+        "partitions, mapped round-robin: thread t owns t, t+T, ...; the receiver polls MPI_Parrived). Cases with\n"
+        "m smaller than P or Q bytes, or m not divisible by P and Q, are skipped and listed as skipped.\n"
+        "Metrics (per iteration, then median / p05 / p95 / mean / stdev / 95% CI of the median):\n"
+        "  overhead      t_part / t_pt2pt (first Pready start to last arrival, over one send's join to arrival)\n"
+        "  perceived-bw  m / (last arrival - start of the last Pready), MB/s\n"
+        "  availability  100 * max(0, 1 - t_after_join / t_pt2pt), percent\n"
+        "  early-bird    percent of the partitioned communication (union of [ready, arrival]) before the join\n"
+        "  pready-cost   nanoseconds per MPI_Pready call, T threads calling concurrently, no compute\n"
+        "Time stamps: CLOCK_MONOTONIC, shared by both ranks on one node; across nodes the receiver's clock offset\n"
+        "is estimated by ping-pong and its uncertainty reported. See docs/metrics.md.";
+    pt_common_defaults(&cfg->c);
+    cfg->sizes = (pt_size_range){1024, 1 << 20};
+    cfg->parts = (pt_int_list){.n = 3, .v = {1, 8, 64}};
+    cfg->recv_parts = 0;
+    cfg->metric = METRIC_ALL;
+    *cli = (pt_cli){.program = "partita-p2p",
+                    .summary = "Partitioned point-to-point metrics between 2 ranks (overhead, perceived bandwidth, availability, early-bird, Pready cost).",
+                    .details = details};
+    pt_add_sizes(cli, "message-size", 'm', &cfg->sizes, "MIN:MAX", "total message bytes, powers of two (K, M, G suffixes)");
+    pt_add_int_list(cli, "partitions", 'p', &cfg->parts, "P[,P...]", "send partitions (each >= --threads)", 1, 1 << 20);
+    pt_add_int(cli, "recv-partitions", 'q', &cfg->recv_parts, "Q", "receive partitions (0: same as P)", 0, 1 << 20);
+    pt_add_choice(cli, "metric", 0, &cfg->metric, "NAME", "metric(s) to report", metric_names);
+    pt_common_options(cli, &cfg->c, PT_COMMON_ALL);
+}
+
+/* Byte pattern of the data check: depends on iteration and position. */
+static inline unsigned char pattern(long iter, size_t i) { return (unsigned char)((size_t)iter * 131u + i * 7u + (i >> 9)); }
+
+static void fill_range(unsigned char *buf, size_t lo, size_t hi, long iter)
+{
+    for (size_t i = lo; i < hi; i++)
+        buf[i] = pattern(iter, i);
+}
+
+static int check_buffer(const unsigned char *buf, size_t n, long iter)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != pattern(iter, i))
+            return 1;
+    return 0;
+}
+
+static void make_cold(const pt_common *c, void *buf, size_t bytes)
+{
+    if (c->cache != PT_CACHE_COLD)
+        return;
+#pragma omp parallel num_threads(c->threads)
+    pt_cache_flush_thread();
+    pt_cache_evict(buf, bytes);
+}
+
+/* Reference iteration: returns (sender) the join stamp or (receiver) the arrival stamp. */
+static int64_t reference_iteration(const pt_ctx *ctx, const p2p_config *cfg, unsigned char *buf, size_t m, long iter,
+                                   int *errors)
+{
+    const pt_common *c = &cfg->c;
+    make_cold(c, buf, m);
+    if (ctx->rank == RECEIVER) {
+        MPI_Request r;
+        MPI_Irecv(buf, (int)m, MPI_BYTE, SENDER, TAG_REF, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* poll like the partitioned receiver polls MPI_Parrived, so both detect arrival alike */
+        int done = 0;
+        while (!done)
+            MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        int64_t t = pt_now_ns();
+        if (c->validate)
+            *errors += check_buffer(buf, m, iter);
+        return t;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    pt_compute_until(c->compute_mode, pt_now_ns() + GUARD_NS);
+#pragma omp parallel num_threads(c->threads)
+    {
+        int t = omp_get_thread_num();
+        if (c->validate) {
+            size_t lo = m * (size_t)t / (size_t)c->threads, hi = m * (size_t)(t + 1) / (size_t)c->threads;
+            fill_range(buf, lo, hi, iter);
+        }
+        pt_compute_us(c->compute_mode, c->compute_us);
+    }
+    int64_t join = pt_now_ns();
+    MPI_Send(buf, (int)m, MPI_BYTE, RECEIVER, TAG_REF, MPI_COMM_WORLD);
+    return join;
+}
+
+/* Partitioned iteration. Sender: fills ready[P] and compute_end[T]; receiver: arrival[Q]. */
+static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_Request *req, unsigned char *buf,
+                                  size_t m, int P, int Q, long iter, int64_t *ready, int64_t *compute_end,
+                                  int64_t *arrival, char *arrived, int *errors)
+{
+    const pt_common *c = &cfg->c;
+    make_cold(c, buf, m);
+    MPI_Start(req);
+    if (ctx->rank == RECEIVER) {
+        memset(arrived, 0, (size_t)Q);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int remaining = Q;
+        while (remaining > 0) {
+            for (int q = 0; q < Q; q++) {
+                if (arrived[q])
+                    continue;
+                int flag = 0;
+                MPI_Parrived(*req, q, &flag);
+                if (flag) {
+                    arrival[q] = pt_now_ns();
+                    arrived[q] = 1;
+                    remaining--;
+                }
+            }
+        }
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+        if (c->validate)
+            *errors += check_buffer(buf, m, iter);
+        return;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    pt_compute_until(c->compute_mode, pt_now_ns() + GUARD_NS);
+    size_t pbytes = m / (size_t)P;
+#pragma omp parallel num_threads(c->threads)
+    {
+        int t = omp_get_thread_num();
+        if (c->validate)
+            for (int j = t; j < P; j += c->threads)
+                fill_range(buf, (size_t)j * pbytes, (size_t)(j + 1) * pbytes, iter);
+        pt_compute_us(c->compute_mode, pt_noise_draw_us(&c->noise, c->compute_us, (uint64_t)c->seed, t, c->threads, iter));
+        int64_t now = pt_now_ns();
+        compute_end[t] = now;
+        for (int j = t; j < P; j += c->threads) {
+            ready[j] = now;
+            MPI_Pready(j, *req);
+            now = pt_now_ns();
+        }
+    }
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+/* MPI_Pready cost: T threads ready all P partitions back to back; ns per call. */
+static double pready_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_Request *req, int P, double *per_thread)
+{
+    const pt_common *c = &cfg->c;
+    MPI_Start(req);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ctx->rank == RECEIVER) {
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+        return 0.0;
+    }
+#pragma omp parallel num_threads(c->threads)
+    {
+        int t = omp_get_thread_num();
+        int calls = 0;
+#pragma omp barrier
+        int64_t t0 = pt_now_ns();
+        for (int j = t; j < P; j += c->threads, calls++)
+            MPI_Pready(j, *req);
+        int64_t t1 = pt_now_ns();
+        per_thread[t] = calls ? (double)(t1 - t0) / calls : NAN;
+    }
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+    double sum = 0.0;
+    int n = 0;
+    for (int t = 0; t < c->threads; t++)
+        if (!isnan(per_thread[t]))
+            sum += per_thread[t], n++;
+    return n ? sum / n : NAN;
+}
+
+static const char *skip_reason(size_t m, int P, int Q, int T)
+{
+    if (P < T)
+        return "fewer partitions than threads";
+    if (m < (size_t)P || m < (size_t)Q)
+        return "fewer bytes than partitions";
+    if (m % (size_t)P || m % (size_t)Q)
+        return "size not divisible by the partition count";
+    return NULL;
+}
+
+static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *clk, size_t m, int P, int Q,
+                     p2p_case *out)
+{
+    const pt_common *c = &cfg->c;
+    int T = c->threads;
+    long total = (long)c->warmup + c->iterations;
+    int N = c->iterations;
+    unsigned char *buf = aligned_alloc(64, (m + 63) / 64 * 64);
+    memset(buf, 0, m);
+    int64_t *ready = calloc((size_t)P * (size_t)N, sizeof *ready);
+    int64_t *compute_end = calloc((size_t)T * (size_t)N, sizeof *compute_end);
+    int64_t *arrival = calloc((size_t)Q * (size_t)N, sizeof *arrival);
+    int64_t *ref = calloc((size_t)N, sizeof *ref);
+    int64_t *scratch = calloc((size_t)(P > Q ? P : Q) + (size_t)T, sizeof *scratch);
+    char *arrived = calloc((size_t)Q, 1);
+    double *per_thread = calloc((size_t)T, sizeof *per_thread);
+    int errors = 0;
+    int do_pready = cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL;
+
+    MPI_Request req;
+    if (ctx->rank == SENDER)
+        MPI_Psend_init(buf, P, (MPI_Count)(m / (size_t)P), MPI_BYTE, RECEIVER, TAG_PART, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else
+        MPI_Precv_init(buf, Q, (MPI_Count)(m / (size_t)Q), MPI_BYTE, SENDER, TAG_PART, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+
+    out->bytes = m;
+    out->P = P;
+    out->Q = Q;
+    for (int k = 0; k < 10; k++)
+        out->v[k] = calloc((size_t)N, sizeof(double));
+    out->pready_ns = do_pready ? calloc((size_t)N, sizeof(double)) : NULL;
+
+    for (long it = 0; it < total; it++) {
+        long k = it - c->warmup; /* timed index, negative during warm-up */
+        long slot = k < 0 ? 0 : k;
+        int64_t r = reference_iteration(ctx, cfg, buf, m, it, &errors);
+        if (k >= 0)
+            ref[slot] = r;
+        int64_t *rd = k >= 0 ? ready + (size_t)slot * (size_t)P : scratch;
+        int64_t *ce = k >= 0 ? compute_end + (size_t)slot * (size_t)T : scratch + (P > Q ? P : Q);
+        int64_t *ar = k >= 0 ? arrival + (size_t)slot * (size_t)Q : scratch;
+        partitioned_iteration(ctx, cfg, &req, buf, m, P, Q, it, rd, ce, ar, arrived, &errors);
+    }
+    if (do_pready)
+        for (long it = 0; it < total; it++) {
+            double ns = pready_iteration(ctx, cfg, &req, P, per_thread);
+            if (it >= c->warmup && ctx->rank == SENDER)
+                out->pready_ns[it - c->warmup] = ns;
+        }
+    MPI_Request_free(&req);
+
+    /* The receiver's stamps travel to the sender, which computes the metrics. */
+    if (ctx->rank == RECEIVER) {
+        MPI_Send(arrival, Q * N, MPI_INT64_T, SENDER, TAG_STAMPS, MPI_COMM_WORLD);
+        MPI_Send(ref, N, MPI_INT64_T, SENDER, TAG_STAMPS, MPI_COMM_WORLD);
+    } else {
+        int64_t *ref_arrival = calloc((size_t)N, sizeof *ref_arrival);
+        MPI_Recv(arrival, Q * N, MPI_INT64_T, RECEIVER, TAG_STAMPS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(ref_arrival, N, MPI_INT64_T, RECEIVER, TAG_STAMPS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < N; i++) {
+            int64_t *arr = arrival + (size_t)i * (size_t)Q;
+            for (int q = 0; q < Q; q++)
+                arr[q] -= clk->offset_ns; /* receiver clock -> sender clock */
+            p2p_stamps s = {.bytes = m, .send_parts = P, .recv_parts = Q, .threads = T,
+                            .ready = ready + (size_t)i * (size_t)P, .compute_end = compute_end + (size_t)i * (size_t)T,
+                            .arrival = arr, .pt2pt_ns = ref_arrival[i] - clk->offset_ns - ref[i]};
+            p2p_iteration x;
+            p2p_compute_iteration(&s, &x);
+            double vals[10] = {x.overhead, x.perceived_bw, x.availability, x.early_bird, x.t_part_us,
+                               x.t_last_us, x.t_pt2pt_us, x.t_after_join_us, x.t_before_join_us, x.t_union_us};
+            for (int k = 0; k < 10; k++)
+                out->v[k][i] = vals[k];
+        }
+        free(ref_arrival);
+    }
+    MPI_Allreduce(&errors, &out->validation_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    free(buf);
+    free(ready);
+    free(compute_end);
+    free(arrival);
+    free(ref);
+    free(scratch);
+    free(arrived);
+    free(per_thread);
+}
+
+/* Which of case_metrics (and pready) the chosen --metric shows in text/CSV. */
+static int shown(int metric, int k)
+{
+    if (metric == METRIC_ALL)
+        return k <= METRIC_EARLY;
+    return k == metric;
+}
+
+static pt_metric metric_of(const p2p_case *pc, int k, int n)
+{
+    return (pt_metric){case_metrics[k].name, case_metrics[k].unit, case_metrics[k].definition, pc->v[k], (size_t)n};
+}
+
+static pt_metric pready_metric(const p2p_case *pc, int n)
+{
+    return (pt_metric){"pready_ns", "ns", "nanoseconds per MPI_Pready call: T threads ready all P partitions back to back, mean over threads",
+                       pc->pready_ns, (size_t)n};
+}
+
+static void write_json_case(pt_json *j, const p2p_config *cfg, const p2p_case *pc)
+{
+    int n = cfg->c.iterations;
+    pt_json_object_begin(j, NULL);
+    pt_json_object_begin(j, "case");
+    pt_json_int(j, "bytes", (long long)pc->bytes);
+    pt_json_int(j, "partitions", pc->P);
+    pt_json_int(j, "recv_partitions", pc->Q);
+    pt_json_int(j, "threads", cfg->c.threads);
+    pt_json_int(j, "partition_bytes", (long long)(pc->bytes / (size_t)pc->P));
+    pt_json_object_end(j);
+    pt_json_string(j, "validation", cfg->c.validate ? (pc->validation_errors ? "fail" : "pass") : "skipped");
+    pt_json_object_begin(j, "metrics");
+    for (int k = 0; k < 10; k++) {
+        pt_metric m = metric_of(pc, k, n);
+        pt_json_metric(j, &m);
+    }
+    if (pc->pready_ns) {
+        pt_metric m = pready_metric(pc, n);
+        pt_json_metric(j, &m);
+    }
+    pt_json_object_end(j);
+    pt_json_object_end(j);
+}
+
+static void text_header(FILE *f, const p2p_config *cfg)
+{
+    fprintf(f, "%-10s %8s %8s", "# Size", "Parts", "RParts");
+    for (int k = 0; k <= METRIC_EARLY; k++)
+        if (shown(cfg->metric, k))
+            fprintf(f, " %28s", k == 0 ? "Overhead(x) [95% CI]" : k == 1 ? "PerceivedBW(MB/s) [95% CI]"
+                                 : k == 2 ? "Availability(%) [95% CI]" : "EarlyBird(%) [95% CI]");
+    if (cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL)
+        fprintf(f, " %28s", "Pready(ns) [95% CI]");
+    fprintf(f, " %10s\n", "Validation");
+}
+
+static void text_cell(FILE *f, const pt_metric *m)
+{
+    pt_summary s;
+    pt_summarize(m->samples, m->n, &s);
+    char cell[64];
+    snprintf(cell, sizeof cell, "%.3g [%.3g,%.3g]", s.median, s.ci_lo, s.ci_hi);
+    fprintf(f, " %28s", cell);
+}
+
+static void text_row(FILE *f, const p2p_config *cfg, const p2p_case *pc)
+{
+    int n = cfg->c.iterations;
+    fprintf(f, "%-10zu %8d %8d", pc->bytes, pc->P, pc->Q);
+    for (int k = 0; k <= METRIC_EARLY; k++)
+        if (shown(cfg->metric, k)) {
+            pt_metric m = metric_of(pc, k, n);
+            text_cell(f, &m);
+        }
+    if (pc->pready_ns) {
+        pt_metric m = pready_metric(pc, n);
+        text_cell(f, &m);
+    }
+    fprintf(f, " %10s\n", cfg->c.validate ? (pc->validation_errors ? "Fail" : "Pass") : "-");
+}
+
+static void csv_rows(FILE *f, const pt_ctx *ctx, const p2p_config *cfg, const p2p_case *pc)
+{
+    char b[32], p[16], q[16], t[16];
+    snprintf(b, sizeof b, "%zu", pc->bytes);
+    snprintf(p, sizeof p, "%d", pc->P);
+    snprintf(q, sizeof q, "%d", pc->Q);
+    snprintf(t, sizeof t, "%d", cfg->c.threads);
+    const char *vals[] = {b, p, q, t};
+    for (int k = 0; k < 10; k++) {
+        pt_metric m = metric_of(pc, k, cfg->c.iterations);
+        pt_csv_row(f, ctx, 4, vals, &m);
+    }
+    if (pc->pready_ns) {
+        pt_metric m = pready_metric(pc, cfg->c.iterations);
+        pt_csv_row(f, ctx, 4, vals, &m);
+    }
+}
+
+static void free_case(p2p_case *pc)
+{
+    for (int k = 0; k < 10; k++)
+        free(pc->v[k]);
+    free(pc->pready_ns);
+}
+
+int main(int argc, char **argv)
+{
+    pt_cli cli;
+    p2p_config cfg;
+    pt_ctx ctx = {.benchmark = "p2p"};
+    configure(&cli, &cfg);
+    pt_start(&ctx, &cli, &cfg.c, argc, argv, 0);
+    const pt_common *c = &cfg.c;
+    if (ctx.size != 2)
+        pt_fail(&ctx, "needs exactly 2 ranks (a sender and a receiver), got %d", ctx.size);
+    for (int i = 0; i < cfg.parts.n; i++)
+        if (cfg.parts.v[i] < c->threads)
+            pt_fail(&ctx, "--partitions %d is smaller than --threads %d: every thread needs at least one partition",
+                    cfg.parts.v[i], c->threads);
+    if (cfg.sizes.max > ((size_t)1 << 31))
+        pt_fail(&ctx, "--message-size: at most 2G bytes (got %zu)", cfg.sizes.max);
+    if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
+        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    /* OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC): that would leave partitions unready. */
+    int got = 0;
+#pragma omp parallel num_threads(c->threads)
+#pragma omp single
+    got = omp_get_num_threads();
+    if (got != c->threads)
+        pt_fail(&ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, c->threads);
+    pt_open_output(&ctx, c);
+
+    int same_node = ctx.nodes == 1;
+    pt_clock_offset clk;
+    pt_clock_sync(MPI_COMM_WORLD, ctx.rank == SENDER ? RECEIVER : SENDER, ctx.rank == SENDER, same_node, 200, &clk);
+
+    FILE *out = ctx.out;
+    pt_json j;
+    if (ctx.rank == SENDER) {
+        if (c->format == PT_FORMAT_TEXT) {
+            pt_text_preamble(out, &ctx, c, "Partitioned Point-to-Point");
+            fprintf(out, "# Clock: %s\n", clk.shared ? "CLOCK_MONOTONIC shared by both ranks (one node)"
+                                                     : "per-node CLOCK_MONOTONIC, receiver offset estimated by ping-pong");
+            if (!clk.shared)
+                fprintf(out, "# Clock offset: %.3f us +- %.3f us\n", clk.offset_ns / 1e3, clk.uncert_ns / 1e3);
+            fprintf(out, "# Values: median [95%% confidence interval of the median] over %d iterations\n", c->iterations);
+            text_header(out, &cfg);
+        } else if (c->format == PT_FORMAT_JSON) {
+            pt_json_init(&j, out);
+            pt_json_head(&j, &ctx, c);
+            pt_json_object_begin(&j, "message_size");
+            pt_json_int(&j, "min", (long long)cfg.sizes.min);
+            pt_json_int(&j, "max", (long long)cfg.sizes.max);
+            pt_json_object_end(&j);
+            pt_json_array_begin(&j, "partitions");
+            for (int i = 0; i < cfg.parts.n; i++)
+                pt_json_int(&j, NULL, cfg.parts.v[i]);
+            pt_json_array_end(&j);
+            pt_json_int(&j, "recv_partitions", cfg.recv_parts);
+            pt_json_string(&j, "metric", metric_names[cfg.metric]);
+            pt_json_config_end(&j);
+            pt_json_object_begin(&j, "clock");
+            pt_json_bool(&j, "shared", clk.shared);
+            pt_json_number(&j, "offset_us", clk.offset_ns / 1e3);
+            pt_json_number(&j, "uncertainty_us", clk.uncert_ns / 1e3);
+            pt_json_object_end(&j);
+            pt_json_array_begin(&j, "results");
+        } else {
+            static const char *const cols[] = {"bytes", "partitions", "recv_partitions", "threads"};
+            pt_csv_header(out, 4, cols);
+        }
+    }
+
+    int failures = 0;
+    for (size_t m = cfg.sizes.min; m <= cfg.sizes.max; m *= 2) {
+        for (int i = 0; i < cfg.parts.n; i++) {
+            int P = cfg.parts.v[i];
+            int Q = cfg.recv_parts ? cfg.recv_parts : P;
+            const char *why = skip_reason(m, P, Q, c->threads);
+            if (why) {
+                if (ctx.rank == SENDER && c->format == PT_FORMAT_TEXT)
+                    fprintf(out, "# skipped: %zu bytes, %d/%d partitions: %s\n", m, P, Q, why);
+                if (ctx.rank == SENDER && c->format == PT_FORMAT_JSON) {
+                    pt_json_object_begin(&j, NULL);
+                    pt_json_object_begin(&j, "case");
+                    pt_json_int(&j, "bytes", (long long)m);
+                    pt_json_int(&j, "partitions", P);
+                    pt_json_int(&j, "recv_partitions", Q);
+                    pt_json_int(&j, "threads", c->threads);
+                    pt_json_object_end(&j);
+                    pt_json_string(&j, "skipped", why);
+                    pt_json_object_end(&j);
+                }
+                continue;
+            }
+            p2p_case pc = {0};
+            run_case(&ctx, &cfg, &clk, m, P, Q, &pc);
+            failures += pc.validation_errors > 0;
+            if (ctx.rank == SENDER) {
+                if (c->format == PT_FORMAT_TEXT)
+                    text_row(out, &cfg, &pc);
+                else if (c->format == PT_FORMAT_JSON)
+                    write_json_case(&j, &cfg, &pc);
+                else
+                    csv_rows(out, &ctx, &cfg, &pc);
+                fflush(out);
+            }
+            free_case(&pc);
+        }
+        if (m > cfg.sizes.max / 2)
+            break; /* no overflow past MAX */
+    }
+    if (ctx.rank == SENDER && c->format == PT_FORMAT_JSON) {
+        pt_json_array_end(&j);
+        pt_json_object_end(&j);
+    }
+    if (failures && ctx.rank == SENDER)
+        fprintf(stderr, "%s: error: data validation failed in %d case(s)\n", ctx.program, failures);
+    pt_cache_teardown();
+    return pt_finish(&ctx, failures ? 1 : 0);
+}
