@@ -1,0 +1,57 @@
+"""partita run: run a suite of benchmarks and summarise the results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..launch import BuildInfo, LaunchError
+from ..report import print_run_summary
+from ..runner import results_folder, run_suite
+from ..suite import SuiteError, builtin_suites, load_suite
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a benchmark suite and summarise it",
+        description="Run a suite (a built-in one by name or a TOML file) through mpiexec or the given launcher, "
+        "collect every program's JSON result in a new folder under --out, and print OMB-style summary tables.",
+        epilog=f"Built-in suites: {', '.join(builtin_suites())}. "
+        "Implementations: native (the MPI library's own partitioned calls) or partita:<policy> "
+        "(libpartita preloaded; policies none, bulk, static, model, timer, fixed<N>, table).",
+    )
+    p.add_argument("--suite", default="quick", help="suite name or TOML file (default: quick)")
+    p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
+    p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most)")
+    p.add_argument("--launcher", help="launch with this command instead of mpiexec, e.g. 'srun' (gets -n NP)")
+    p.add_argument("--impl", help="comma-separated implementations for every run, e.g. native,partita:timer "
+                   "(default: each run's own list)")
+    p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        suite = load_suite(args.suite)
+        build = BuildInfo.find(args.build)
+    except (SuiteError, LaunchError) as e:
+        print(f"partita run: error: {e}", file=sys.stderr)
+        return 2
+    if args.np is not None and args.np < 1:
+        print("partita run: error: --np must be at least 1", file=sys.stderr)
+        return 2
+    impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl else None
+    out = results_folder(args.out, suite)
+    print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
+    if suite.description:
+        print(f"partita: {suite.description}")
+    manifest = run_suite(suite, build, out, args.np, args.launcher, impls)
+    print()
+    print_run_summary(out, manifest)
+    failed = [r for r in manifest["runs"] if r["status"] == "failed"]
+    if failed:
+        print(f"partita: {len(failed)} run(s) failed; see the .log files in {out}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,193 @@
+"""Finding this build's programs and launching them as MPI jobs.
+
+The build writes `partita-build.json` (paths, launcher, MPI flavour). An
+"implementation" selects whose partitioned calls a run uses: `native` (the MPI
+library's own) or `partita:<policy>` (libpartita-mpi.so preloaded, with
+PARTITA_POLICY=<policy>).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILD_SCHEMA = "partita.build/1"
+INTERPOSER = "libpartita-mpi.so"
+
+
+class LaunchError(RuntimeError):
+    """A benchmark could not be run or gave no usable result."""
+
+
+@dataclass
+class BuildInfo:
+    path: Path
+    bin_dir: Path
+    lib_dir: Path
+    mpiexec: str
+    numproc_flag: str
+    mpi_flavor: str
+    native_partitioned: bool
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def find(cls, path: str | os.PathLike | None = None) -> "BuildInfo":
+        """Read partita-build.json from `path`, $PARTITA_BUILD, or ./build."""
+        candidates = []
+        if path:
+            candidates.append(Path(path))
+        elif os.environ.get("PARTITA_BUILD"):
+            candidates.append(Path(os.environ["PARTITA_BUILD"]))
+        else:
+            candidates += [Path.cwd() / "build", Path(__file__).resolve().parents[2] / "build"]
+        for c in candidates:
+            f = c / "partita-build.json" if c.is_dir() else c
+            if f.is_file():
+                return cls.load(f)
+        where = ", ".join(str(c) for c in candidates)
+        raise LaunchError(f"no partita build found (looked for partita-build.json in {where}); run `make` first")
+
+    @classmethod
+    def load(cls, file: Path) -> "BuildInfo":
+        try:
+            raw = json.loads(file.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise LaunchError(f"{file}: not a readable build description ({e})") from e
+        if raw.get("schema") != BUILD_SCHEMA:
+            raise LaunchError(f"{file}: unexpected schema {raw.get('schema')!r}, expected {BUILD_SCHEMA}")
+        return cls(
+            path=file.parent,
+            bin_dir=Path(raw["bin_dir"]),
+            lib_dir=Path(raw["lib_dir"]),
+            mpiexec=raw["mpiexec"],
+            numproc_flag=raw.get("mpiexec_numproc_flag") or "-n",
+            mpi_flavor=raw.get("mpi_flavor", "other"),
+            native_partitioned=bool(raw.get("native_partitioned")),
+            raw=raw,
+        )
+
+    def program(self, name: str) -> Path:
+        p = self.bin_dir / name
+        if not p.is_file():
+            raise LaunchError(f"program {name} is not built (expected {p})")
+        return p
+
+    @property
+    def interposer(self) -> Path:
+        return self.lib_dir / INTERPOSER
+
+
+def parse_impl(impl: str) -> tuple[str, str | None]:
+    """'native' -> ('native', None); 'partita:timer' -> ('partita', 'timer')."""
+    if impl == "native":
+        return "native", None
+    kind, _, policy = impl.partition(":")
+    if kind != "partita" or not policy:
+        raise LaunchError(f"unknown implementation {impl!r}: use native or partita:<policy> (e.g. partita:timer)")
+    return kind, policy
+
+
+def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
+    """Environment variables that select the implementation."""
+    kind, policy = parse_impl(impl)
+    if kind == "native":
+        if not build.native_partitioned:
+            raise LaunchError("this MPI has no native partitioned communication; use --impl partita:<policy>")
+        return {}
+    if not build.interposer.is_file():
+        raise LaunchError(f"libpartita is not built ({build.interposer} is missing)")
+    env = {"LD_PRELOAD": str(build.interposer), "PARTITA_POLICY": policy}
+    if policy.startswith("fixed"):
+        # partita:fixed4 -> fixed policy with 4 transport messages
+        n = policy[len("fixed"):]
+        env["PARTITA_POLICY"] = "fixed"
+        if n:
+            env["PARTITA_TRANSPORT_PARTS"] = n
+    return env
+
+
+def launch_command(build: BuildInfo, program: str, args: list[str], np: int,
+                   env: dict[str, str], launcher: str | None = None) -> list[str]:
+    """The command line that runs `program` on np ranks with `env` exported."""
+    exe = str(build.program(program))
+    if launcher:
+        # e.g. "srun" or "srun --mpi=pmix": the environment is inherited
+        return shlex.split(launcher) + ["-n", str(np), exe, *args]
+    cmd = [build.mpiexec, build.numproc_flag, str(np)]
+    if build.mpi_flavor == "openmpi":
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        cmd.append("--oversubscribe")
+        for k in env:
+            cmd += ["-x", k]
+    return cmd + [exe, *args]
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    # Idle OpenMP threads sleep instead of spinning at barriers: with more threads
+    # than cores (sleep compute mode) a spinning thread would keep a core from
+    # the thread that still computes. No measured interval spans a barrier.
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    env.update(extra)
+    return env
+
+
+@dataclass
+class RunOutcome:
+    command: list[str]
+    env: dict[str, str]
+    returncode: int
+    stdout: str
+    stderr: str
+    result: dict | None
+
+
+def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, impl: str = "native",
+                env: dict[str, str] | None = None, timeout: float = 600, launcher: str | None = None,
+                json_out: Path | None = None) -> RunOutcome:
+    """Run a harness benchmark with JSON output and return what happened (never raises on a failed run)."""
+    extra = impl_env(build, impl)
+    extra.update(env or {})
+    tmp = None
+    if json_out is None:
+        tmp = tempfile.NamedTemporaryFile(prefix="partita-", suffix=".json", delete=False)
+        tmp.close()
+        json_out = Path(tmp.name)
+    full_args = [*args, "--format", "json", "--output", str(json_out)]
+    cmd = launch_command(build, program, full_args, np, extra, launcher)
+    try:
+        p = subprocess.run(cmd, env=child_env(extra), stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc = -1
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = (e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")) + f"\n[partita] timed out after {timeout:g} s"
+    result = None
+    try:
+        if json_out.is_file() and json_out.stat().st_size > 0:
+            result = json.loads(json_out.read_text())
+    except json.JSONDecodeError as e:
+        err += f"\n[partita] {json_out}: unreadable result ({e})"
+    finally:
+        if tmp is not None:
+            json_out.unlink(missing_ok=True)
+    return RunOutcome(cmd, extra, rc, out, err, result)
+
+
+def run_benchmark(build: BuildInfo, program: str, args: list[str], np: int = 2, impl: str = "native",
+                  env: dict[str, str] | None = None, timeout: float = 600, launcher: str | None = None) -> dict:
+    """Run a harness benchmark and return its parsed JSON result; raise LaunchError when it fails."""
+    o = run_program(build, program, args, np, impl, env, timeout, launcher)
+    if o.returncode != 0 or o.result is None:
+        tail = "\n".join((o.stderr or o.stdout).strip().splitlines()[-5:])
+        raise LaunchError(f"{program} {' '.join(args)} ({impl}) failed with exit {o.returncode}: {tail}")
+    return o.result

@@ -1,0 +1,77 @@
+"""Running a suite: every run x implementation, results collected in one folder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+from .launch import BuildInfo, LaunchError, impl_env, run_program
+from .results import RUN_SCHEMA
+from .suite import Suite
+
+
+def results_folder(base: Path, suite: Suite) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = base / f"{stamp}-{suite.name}"
+    n = 1
+    while out.exists():
+        n += 1
+        out = base / f"{stamp}-{suite.name}-{n}"
+    out.mkdir(parents=True)
+    return out
+
+
+def safe(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)
+
+
+def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None = None,
+              launcher: str | None = None, impls_override: list[str] | None = None,
+              log=sys.stdout) -> dict:
+    """Run everything, write out/manifest.json and one JSON + log per run; return the manifest."""
+    jobs = [(r, impl) for r in suite.runs for impl in (impls_override or r.impls)]
+    manifest = {
+        "schema": RUN_SCHEMA,
+        "suite": suite.name,
+        "description": suite.description,
+        "started": dt.datetime.now().isoformat(timespec="seconds"),
+        "build": build.raw,
+        "launcher": launcher,
+        "runs": [],
+    }
+    for i, (spec, impl) in enumerate(jobs, 1):
+        np = np_override or spec.np
+        label = f"{spec.name} ({impl}, {np} ranks)"
+        print(f"[{i}/{len(jobs)}] {label} ...", end="", file=log, flush=True)
+        entry = {"name": spec.name, "program": spec.program, "impl": impl, "np": np, "args": spec.args}
+        base = safe(f"{spec.name}-{impl}")
+        t0 = time.monotonic()
+        try:
+            impl_env(build, impl)  # checks the implementation is available
+            o = run_program(build, spec.program, spec.args, np=np, impl=impl, timeout=spec.timeout,
+                            launcher=launcher, json_out=out / f"{base}.json")
+        except LaunchError as e:
+            entry.update(status="unavailable", reason=str(e), duration_s=0.0)
+            print(f" unavailable: {e}", file=log, flush=True)
+            manifest["runs"].append(entry)
+            continue
+        dur = time.monotonic() - t0
+        (out / f"{base}.log").write_text(
+            "$ " + " ".join(o.command) + "\n" + "".join(f"# {k}={v}\n" for k, v in o.env.items())
+            + "--- stdout\n" + o.stdout + "--- stderr\n" + o.stderr)
+        ok = o.returncode == 0 and o.result is not None
+        entry.update(status="ok" if ok else "failed", exit_code=o.returncode, duration_s=round(dur, 2),
+                     command=o.command, env=o.env, log=f"{base}.log",
+                     result=f"{base}.json" if o.result is not None else None)
+        if ok:
+            print(f" done in {dur:.1f} s", file=log, flush=True)
+        else:
+            why = (o.stderr.strip().splitlines() or ["no output"])[-1]
+            print(f" FAILED (exit {o.returncode}) in {dur:.1f} s: {why}", file=log, flush=True)
+        manifest["runs"].append(entry)
+    manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest

@@ -1,0 +1,102 @@
+"""Suites: small TOML files listing benchmark runs (python/partita/suites/*.toml).
+
+    description = "..."
+    np = 2                        # default ranks
+    [[run]]
+    name = "p2p"                  # unique within the suite
+    program = "partita-p2p"
+    args = ["-m", "1K:1M"]
+    np = 2                        # optional
+    impl = ["native", "partita:timer"]   # optional, default ["native"]
+    timeout = 120                 # seconds, optional (default 600)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+
+class SuiteError(ValueError):
+    pass
+
+
+@dataclass
+class RunSpec:
+    name: str
+    program: str
+    args: list[str]
+    np: int
+    impls: list[str]
+    timeout: float
+
+
+@dataclass
+class Suite:
+    name: str
+    description: str
+    runs: list[RunSpec] = field(default_factory=list)
+
+
+def builtin_suites() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("partita.suites").iterdir() if p.name.endswith(".toml"))
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """A built-in suite by name (quick, patterns, ...) or a TOML file by path."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise SuiteError(f"{path}: no such suite file")
+        text, label = path.read_text(), str(path)
+        name = path.stem
+    else:
+        res = resources.files("partita.suites") / f"{name_or_path}.toml"
+        if not res.is_file():
+            raise SuiteError(f"unknown suite {name_or_path!r}; built-in suites: {', '.join(builtin_suites())}")
+        text, label, name = res.read_text(), f"suite {name_or_path}", name_or_path
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SuiteError(f"{label}: invalid TOML ({e})") from e
+    return parse_suite(data, name, label)
+
+
+def parse_suite(data: dict, name: str, label: str) -> Suite:
+    default_np = data.get("np", 2)
+    runs = data.get("run")
+    if not isinstance(runs, list) or not runs:
+        raise SuiteError(f"{label}: no [[run]] entries")
+    suite = Suite(name=name, description=str(data.get("description", "")))
+    seen = set()
+    for i, r in enumerate(runs, 1):
+        where = f"{label}, run {i}"
+        if not isinstance(r, dict):
+            raise SuiteError(f"{where}: must be a table")
+        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout"}
+        if unknown:
+            raise SuiteError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        for key in ("name", "program"):
+            if not isinstance(r.get(key), str) or not r[key]:
+                raise SuiteError(f"{where}: '{key}' must be a non-empty string")
+        if r["name"] in seen:
+            raise SuiteError(f"{where}: duplicate run name {r['name']!r}")
+        seen.add(r["name"])
+        args = r.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
+            raise SuiteError(f"{where}: 'args' must be a list of strings")
+        np = r.get("np", default_np)
+        if not isinstance(np, int) or np < 1:
+            raise SuiteError(f"{where}: 'np' must be a positive whole number")
+        impls = r.get("impl", ["native"])
+        if isinstance(impls, str):
+            impls = [impls]
+        if not isinstance(impls, list) or not impls or not all(isinstance(x, str) for x in impls):
+            raise SuiteError(f"{where}: 'impl' must be a list of implementation names")
+        timeout = r.get("timeout", 600)
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise SuiteError(f"{where}: 'timeout' must be a positive number of seconds")
+        suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout)))
+    return suite

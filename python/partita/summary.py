@@ -1,0 +1,73 @@
+"""OMB-style text summaries of results: one table per metric, one column per implementation."""
+
+from __future__ import annotations
+
+import math
+
+from .results import case_key, headline_metrics
+
+
+def fmt_value(x) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    ax = abs(x)
+    if ax != 0 and (ax >= 1e5 or ax < 1e-2):
+        return f"{x:.3g}"
+    return f"{x:.2f}" if ax < 100 else f"{x:.0f}"
+
+
+def cell(metric: dict | None) -> str:
+    if not metric:
+        return "-"
+    s = metric.get("summary", {})
+    return f"{fmt_value(s.get('median'))} [{fmt_value(s.get('ci95_lo'))},{fmt_value(s.get('ci95_hi'))}]"
+
+
+def summarize_group(name: str, by_impl: dict[str, dict]) -> str:
+    """Tables for one suite run executed with one or more implementations."""
+    impls = list(by_impl)
+    first = next(iter(by_impl.values()))
+    metrics = headline_metrics(first)
+    # union of cases in first-seen order
+    order: list[tuple] = []
+    labels: dict[tuple, dict] = {}
+    index: dict[str, dict[tuple, dict]] = {}
+    for impl, res in by_impl.items():
+        index[impl] = {}
+        for c in res.get("results", []):
+            k = case_key(c.get("case", {}))
+            index[impl][k] = c
+            if k not in labels:
+                labels[k] = c.get("case", {})
+                order.append(k)
+    varying = [k for k in (labels[order[0]] if order else {})
+               if k == "bytes" or len({str(labels[o].get(k)) for o in order}) > 1]
+    lines = []
+    iters = first.get("config", {}).get("iterations")
+    for m in metrics:
+        unit = ""
+        for c in first.get("results", []):
+            if m in c.get("metrics", {}):
+                unit = c["metrics"][m].get("unit", "")
+                break
+        lines.append(f"# {name}: {m} ({unit}), median [95% CI of the median] over {iters} iterations")
+        head = "".join(f"{('# ' + v) if i == 0 else v:<12}" for i, v in enumerate(varying))
+        head += "".join(f"{impl:>26}" for impl in impls)
+        lines.append(head)
+        for k in order:
+            row = "".join(f"{str(labels[k].get(v)):<12}" for v in varying)
+            for impl in impls:
+                c = index[impl].get(k)
+                if c is None:
+                    text = "-"
+                elif "skipped" in c:
+                    text = "skipped"
+                else:
+                    text = cell(c.get("metrics", {}).get(m))
+                row += f"{text:>26}"
+            lines.append(row)
+        lines.append("")
+    skipped = {c["skipped"] for r in by_impl.values() for c in r.get("results", []) if "skipped" in c}
+    for why in sorted(skipped):
+        lines.append(f"# some cases skipped: {why}")
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""The partita CLI: real help everywhere, suites, summaries, bad input."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from partita import cli
+from partita.launch import LaunchError, impl_env, parse_impl
+from partita.suite import SuiteError, builtin_suites, load_suite, parse_suite
+from partita.summary import summarize_group
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "partita.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_every_subcommand_has_help():
+    parser = cli.build_parser()
+    names = [a for a in parser._subparsers._group_actions[0].choices]
+    assert "run" in names and "summary" in names
+    for name in names:
+        p = run_cli(name, "--help")
+        assert p.returncode == 0, name
+        assert f"usage: partita {name}" in p.stdout
+        assert len(p.stdout.splitlines()) > 4, f"{name} --help is too thin"
+
+
+def test_top_level_help_lists_commands():
+    p = run_cli("--help")
+    assert p.returncode == 0 and "run" in p.stdout
+
+
+def test_builtin_suites_parse():
+    assert "quick" in builtin_suites()
+    for name in builtin_suites():
+        s = load_suite(name)
+        assert s.runs, name
+
+
+@pytest.mark.parametrize("data,msg", [
+    ({}, "no [[run]]"),
+    ({"run": [{"program": "x"}]}, "'name'"),
+    ({"run": [{"name": "a", "program": "x", "np": 0}]}, "'np'"),
+    ({"run": [{"name": "a", "program": "x", "colour": 1}]}, "unknown key"),
+    ({"run": [{"name": "a", "program": "x"}, {"name": "a", "program": "y"}]}, "duplicate"),
+    ({"run": [{"name": "a", "program": "x", "timeout": -1}]}, "'timeout'"),
+])
+def test_bad_suites(data, msg):
+    with pytest.raises(SuiteError, match=re.escape(msg)):
+        parse_suite(data, "t", "t.toml")
+
+
+def test_unknown_suite_and_bad_file(tmp_path):
+    with pytest.raises(SuiteError, match="unknown suite"):
+        load_suite("nonesuch")
+    f = tmp_path / "bad.toml"
+    f.write_text("run = [ {")
+    with pytest.raises(SuiteError, match="invalid TOML"):
+        load_suite(str(f))
+
+
+def test_run_reports_bad_suite_cleanly(tmp_path):
+    p = run_cli("run", "--suite", str(tmp_path / "missing.toml"), "--out", str(tmp_path))
+    assert p.returncode == 2 and "no such suite file" in p.stderr
+
+
+def test_impl_names(build):
+    assert parse_impl("native") == ("native", None)
+    assert parse_impl("partita:timer") == ("partita", "timer")
+    for bad in ("partita", "mpich", "partita:"):
+        with pytest.raises(LaunchError):
+            parse_impl(bad)
+    if build.interposer.is_file():
+        env = impl_env(build, "partita:fixed4")
+        assert env["PARTITA_POLICY"] == "fixed" and env["PARTITA_TRANSPORT_PARTS"] == "4"
+
+
+def fake_result(values):
+    return {"schema": "partita.result/1", "benchmark": "p2p", "config": {"iterations": 3},
+            "results": [{"case": {"bytes": b, "partitions": 4},
+                         "metrics": {"overhead": {"unit": "ratio", "summary": {"median": v, "ci95_lo": v - 0.1,
+                                                                               "ci95_hi": v + 0.1}}}}
+                        for b, v in values]}
+
+
+def test_summary_puts_implementations_side_by_side():
+    text = summarize_group("p2p", {"native": fake_result([(1024, 2.5), (2048, 3.0)]),
+                                   "partita:timer": fake_result([(1024, 1.1)])})
+    lines = text.splitlines()
+    assert "native" in lines[1] and "partita:timer" in lines[1]
+    row1024 = next(l for l in lines if l.startswith("1024"))
+    assert "2.50 [2.40,2.60]" in row1024 and "1.10 [1.00,1.20]" in row1024
+    row2048 = next(l for l in lines if l.startswith("2048"))
+    assert row2048.rstrip().endswith("-"), "a case one implementation lacks shows '-'"
+
+
+def test_summary_command_rejects_non_results(tmp_path):
+    p = run_cli("summary", str(tmp_path))
+    assert p.returncode == 2 and "manifest.json" in p.stderr

@@ -1,0 +1,90 @@
+"""partita-p2p end to end: JSON schema, the one-partition sanity, validation, reproducible noise."""
+
+import math
+
+import pytest
+
+from partita.launch import LaunchError, run_benchmark, run_program
+
+SUMMARY_KEYS = {"n", "median", "p05", "p95", "mean", "stdev", "ci95_lo", "ci95_hi", "min", "max"}
+METRICS = {"overhead", "perceived_bw", "availability", "early_bird", "t_part_us", "t_last_us",
+           "t_pt2pt_us", "t_after_join_us", "t_before_join_us", "t_union_us", "pready_ns"}
+
+
+@pytest.fixture(scope="module")
+def one_partition(build):
+    return run_benchmark(build, "partita-p2p", ["-m", "1K:64K", "-p", "1", "--compute", "20",
+                                                "--compute-mode", "sleep", "-i", "60", "-x", "5", "-c"],
+                         timeout=240)
+
+
+def test_json_schema(one_partition):
+    r = one_partition
+    assert r["schema"] == "partita.result/1"
+    assert r["benchmark"] == "p2p"
+    env = r["environment"]
+    assert env["mpi_library"] and env["ranks"] == 2 and len(env["hosts"]) == 2
+    assert env["thread_level_requested"].startswith("MPI_THREAD_")
+    assert env["thread_level_provided"].startswith("MPI_THREAD_")
+    cfg = r["config"]
+    for key in ("iterations", "warmup", "threads", "compute_us", "noise", "compute_mode", "cache", "seed",
+                "message_size", "partitions"):
+        assert key in cfg, key
+    assert cfg["seed"] == 1 and cfg["compute_mode"] == "sleep" and cfg["iterations"] == 60
+    assert r["clock"]["shared"] is True
+    sizes = [c["case"]["bytes"] for c in r["results"]]
+    assert sizes == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
+    for c in r["results"]:
+        assert c["validation"] == "pass"
+        assert set(c["metrics"]) == METRICS
+        for name, m in c["metrics"].items():
+            assert set(m["summary"]) == SUMMARY_KEYS, name
+            assert m["unit"] and m["definition"]
+            assert len(m["samples"]) == 60 == m["summary"]["n"], name
+            s = m["summary"]
+            assert s["min"] <= s["p05"] <= s["median"] <= s["p95"] <= s["max"], name
+            assert s["ci95_lo"] <= s["median"] <= s["ci95_hi"], name
+
+
+def test_one_partition_has_no_early_bird(one_partition):
+    """With one partition nothing can be sent before the join."""
+    for c in one_partition["results"]:
+        eb = c["metrics"]["early_bird"]["summary"]["median"]
+        assert abs(eb) <= 1.0, (c["case"], eb)
+
+
+def test_one_partition_availability_is_one_minus_overhead(one_partition):
+    """With one partition the whole transfer comes after the join, so availability = max(0, 1 - overhead)."""
+    for c in one_partition["results"]:
+        ov = c["metrics"]["overhead"]["samples"]
+        av = c["metrics"]["availability"]["samples"]
+        for o, a in zip(ov, av):
+            assert a == pytest.approx(max(0.0, 100.0 * (1.0 - o)), abs=1e-3)
+
+
+def test_early_bird_with_laggard_threads(build):
+    """Two threads, one 300 us late: the partition of the early thread goes out before the join."""
+    r = run_benchmark(build, "partita-p2p", ["-m", "64K:64K", "-p", "2", "-t", "2", "--compute", "50",
+                                             "--noise", "delay:300", "--compute-mode", "sleep", "-i", "20", "-x", "2"],
+                      timeout=240)
+    c = r["results"][0]
+    assert c["case"]["threads"] == 2
+    # the union spans at least the 300 us delay, and all of it but the last partition lies before the join
+    assert c["metrics"]["t_part_us"]["summary"]["median"] >= 250
+    assert c["metrics"]["early_bird"]["summary"]["median"] > 50
+
+
+def test_seed_reproduces_noise_config(build):
+    args = ["-m", "1K:1K", "-p", "2", "-t", "2", "--compute", "10", "--noise", "gaussian:30",
+            "--compute-mode", "sleep", "-i", "5", "-x", "0", "--seed", "77"]
+    r = run_benchmark(build, "partita-p2p", args, timeout=120)
+    assert r["config"]["seed"] == 77 and r["config"]["noise"] == "gaussian:30%"
+
+
+def test_bad_input_is_reported(build):
+    o = run_program(build, "partita-p2p", ["-m", "64"], timeout=60)
+    assert o.returncode != 0
+    assert "sizes must be given as MIN:MAX" in o.stderr
+    assert o.stderr.count("error:") == 1, "the error must be printed once (rank 0), not per rank"
+    with pytest.raises(LaunchError):
+        run_benchmark(build, "partita-p2p", ["-i", "0"], timeout=60)
