@@ -30,7 +30,11 @@ typedef struct p2p_config {
     pt_int_list parts;
     int recv_parts; /* 0: same as send */
     int metric;
+    int clock;      /* CLOCK_* */
 } p2p_config;
+
+enum { CLOCK_AUTO, CLOCK_PINGPONG };
+static const char *const clock_names[] = {"auto", "pingpong", NULL};
 
 /* Everything measured in one case, on the sender after the receiver's stamps came in. */
 typedef struct p2p_case {
@@ -75,6 +79,7 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     cfg->parts = (pt_int_list){.n = 3, .v = {1, 8, 64}};
     cfg->recv_parts = 0;
     cfg->metric = METRIC_ALL;
+    cfg->clock = CLOCK_AUTO;
     *cli = (pt_cli){.program = "partita-p2p",
                     .summary = "Partitioned point-to-point metrics between 2 ranks (overhead, perceived bandwidth, availability, early-bird, Pready cost).",
                     .details = details};
@@ -82,6 +87,9 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     pt_add_int_list(cli, "partitions", 'p', &cfg->parts, "P[,P...]", "send partitions (each >= --threads)", 1, 1 << 20);
     pt_add_int(cli, "recv-partitions", 'q', &cfg->recv_parts, "Q", "receive partitions (0: same as P)", 0, 1 << 20);
     pt_add_choice(cli, "metric", 0, &cfg->metric, "NAME", "metric(s) to report", metric_names);
+    pt_add_choice(cli, "clock", 0, &cfg->clock, "HOW",
+                  "comparing the ranks' time stamps: auto (one shared clock on one node, ping-pong offset estimate across nodes) "
+                  "or pingpong (always estimate)", clock_names);
     pt_common_options(cli, &cfg->c, PT_COMMON_ALL);
 }
 
@@ -380,15 +388,6 @@ static void text_header(FILE *f, const p2p_config *cfg)
     fprintf(f, " %10s\n", "Validation");
 }
 
-static void text_cell(FILE *f, const pt_metric *m)
-{
-    pt_summary s;
-    pt_summarize(m->samples, m->n, &s);
-    char cell[64];
-    snprintf(cell, sizeof cell, "%.3g [%.3g,%.3g]", s.median, s.ci_lo, s.ci_hi);
-    fprintf(f, " %28s", cell);
-}
-
 static void text_row(FILE *f, const p2p_config *cfg, const p2p_case *pc)
 {
     int n = cfg->c.iterations;
@@ -396,11 +395,11 @@ static void text_row(FILE *f, const p2p_config *cfg, const p2p_case *pc)
     for (int k = 0; k <= METRIC_EARLY; k++)
         if (shown(cfg->metric, k)) {
             pt_metric m = metric_of(pc, k, n);
-            text_cell(f, &m);
+            pt_text_metric_cell(f, &m, 28);
         }
     if (pc->pready_ns) {
         pt_metric m = pready_metric(pc, n);
-        text_cell(f, &m);
+        pt_text_metric_cell(f, &m, 28);
     }
     fprintf(f, " %10s\n", cfg->c.validate ? (pc->validation_errors ? "Fail" : "Pass") : "-");
 }
@@ -457,7 +456,7 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, c->threads);
     pt_open_output(&ctx, c);
 
-    int same_node = ctx.nodes == 1;
+    int same_node = ctx.nodes == 1 && cfg.clock == CLOCK_AUTO;
     pt_clock_offset clk;
     pt_clock_sync(MPI_COMM_WORLD, ctx.rank == SENDER ? RECEIVER : SENDER, ctx.rank == SENDER, same_node, 200, &clk);
 
@@ -485,6 +484,7 @@ int main(int argc, char **argv)
             pt_json_array_end(&j);
             pt_json_int(&j, "recv_partitions", cfg.recv_parts);
             pt_json_string(&j, "metric", metric_names[cfg.metric]);
+            pt_json_string(&j, "clock", clock_names[cfg.clock]);
             pt_json_config_end(&j);
             pt_json_object_begin(&j, "clock");
             pt_json_bool(&j, "shared", clk.shared);

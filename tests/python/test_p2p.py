@@ -88,3 +88,14 @@ def test_bad_input_is_reported(build):
     assert o.stderr.count("error:") == 1, "the error must be printed once (rank 0), not per rank"
     with pytest.raises(LaunchError):
         run_benchmark(build, "partita-p2p", ["-i", "0"], timeout=60)
+
+
+def test_pingpong_clock_estimate_is_within_its_uncertainty(build):
+    """On one node the true offset is 0; the ping-pong estimate must bracket it."""
+    r = run_benchmark(build, "partita-p2p", ["-m", "1K:1K", "-p", "1", "-i", "10", "-x", "1", "--clock", "pingpong"],
+                      timeout=120)
+    clk = r["clock"]
+    assert clk["shared"] is False
+    assert clk["uncertainty_us"] > 0
+    assert abs(clk["offset_us"]) <= clk["uncertainty_us"] + 1e-3
+    assert r["config"]["clock"] == "pingpong"

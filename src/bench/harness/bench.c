@@ -351,3 +351,12 @@ void pt_csv_row(FILE *f, const pt_ctx *ctx, int ncase, const char *const *case_v
     fprintf(f, ",%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", m->name, m->unit, s.n, s.median, s.p05,
             s.p95, s.mean, s.stdev, s.ci_lo, s.ci_hi, s.min, s.max);
 }
+
+void pt_text_metric_cell(FILE *f, const pt_metric *m, int width)
+{
+    pt_summary s;
+    pt_summarize(m->samples, m->n, &s);
+    char cell[80];
+    snprintf(cell, sizeof cell, "%.4g [%.4g,%.4g]", s.median, s.ci_lo, s.ci_hi);
+    fprintf(f, " %*s", width, cell);
+}
