@@ -1,5 +1,6 @@
 """The partita CLI: real help everywhere, suites, summaries, bad input."""
 
+import json
 import re
 import subprocess
 import sys
@@ -98,4 +99,26 @@ def test_summary_puts_implementations_side_by_side():
 
 def test_summary_command_rejects_non_results(tmp_path):
     p = run_cli("summary", str(tmp_path))
+    assert p.returncode == 2 and "manifest.json" in p.stderr
+
+
+def write_folder(path, values):
+    path.mkdir()
+    (path / "p2p-native.json").write_text(json.dumps(fake_result(values)))
+    (path / "manifest.json").write_text(json.dumps({
+        "schema": "partita.run/1", "suite": "t",
+        "runs": [{"name": "p2p", "impl": "native", "status": "ok", "result": "p2p-native.json"}]}))
+
+
+def test_compare_marks_significant_changes(tmp_path):
+    from partita.compare import compare_folders
+    write_folder(tmp_path / "a", [(1024, 2.0), (2048, 3.0)])
+    write_folder(tmp_path / "b", [(1024, 2.05), (2048, 1.0)])
+    rows = {r["case"]["bytes"]: r for r in compare_folders(tmp_path / "a", tmp_path / "b")}
+    assert rows[1024]["verdict"] == "same"          # CIs [1.9,2.1] and [1.95,2.15] overlap
+    assert rows[2048]["verdict"] == "lower"
+    assert rows[2048]["ratio"] == pytest.approx(1 / 3)
+    p = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert p.returncode == 0 and "lower" in p.stdout
+    p = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "nothing"))
     assert p.returncode == 2 and "manifest.json" in p.stderr

@@ -1,0 +1,32 @@
+"""partita compare: two results folders side by side, case by case."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..compare import compare_folders, format_rows
+from ..results import ResultError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare", help="compare two results folders case by case",
+        description="For every run, implementation, case and headline metric found in both folders, print the "
+        "medians A and B, their ratio B/A and whether the 95%% confidence intervals of the medians overlap "
+        "('same') or B is significantly higher or lower. Use it to compare two MPI libraries, two machines, "
+        "or a change against its baseline.")
+    p.add_argument("a", type=Path, help="the baseline results folder")
+    p.add_argument("b", type=Path, help="the folder compared with it")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        rows = compare_folders(args.a, args.b)
+    except ResultError as e:
+        print(f"partita compare: error: {e}", file=sys.stderr)
+        return 2
+    print(format_rows(rows))
+    return 0

@@ -1,0 +1,65 @@
+"""Comparing two results folders case by case (e.g. two MPI libraries, or before/after a change)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .results import ResultError, case_key, headline_metrics, load_result, load_run_dir
+
+
+def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
+    """(run name, implementation) -> result, for the successful runs of a folder."""
+    manifest = load_run_dir(folder)
+    out = {}
+    for r in manifest["runs"]:
+        if r.get("status") == "ok" and r.get("result"):
+            out[(r["name"], r["impl"])] = load_result(folder / r["result"])
+    return out
+
+
+def verdict(a: dict, b: dict) -> str:
+    """'same' when the 95% confidence intervals of the medians overlap, else which side is higher."""
+    if None in (a.get("ci95_lo"), a.get("ci95_hi"), b.get("ci95_lo"), b.get("ci95_hi")):
+        return "?"
+    if b["ci95_lo"] > a["ci95_hi"]:
+        return "higher"
+    if b["ci95_hi"] < a["ci95_lo"]:
+        return "lower"
+    return "same"
+
+
+def compare_folders(a: Path, b: Path) -> list[dict]:
+    """One row per (run, impl, case, headline metric) present in both folders."""
+    runs_a, runs_b = load_runs(a), load_runs(b)
+    rows = []
+    for key in runs_a:
+        if key not in runs_b:
+            continue
+        ra, rb = runs_a[key], runs_b[key]
+        cases_b = {case_key(c.get("case", {})): c for c in rb.get("results", []) if "metrics" in c}
+        for ca in ra.get("results", []):
+            cb = cases_b.get(case_key(ca.get("case", {})))
+            if "metrics" not in ca or cb is None:
+                continue
+            for m in headline_metrics(ra):
+                sa, sb = ca["metrics"][m]["summary"], cb["metrics"].get(m, {}).get("summary")
+                if not sb or not sa.get("median"):
+                    continue
+                rows.append({"run": key[0], "impl": key[1], "case": ca["case"], "metric": m,
+                             "a": sa["median"], "b": sb["median"], "ratio": sb["median"] / sa["median"],
+                             "verdict": verdict(sa, sb)})
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    if not rows:
+        return "# nothing in common to compare"
+    lines = [f"{'# run':<14}{'impl':<18}{'case':<28}{'metric':<16}{'A':>12}{'B':>12}{'B/A':>8}  verdict (95% CIs)"]
+    for r in rows:
+        case = ",".join(f"{k}={v}" for k, v in r["case"].items() if k in ("bytes", "partitions", "threads"))
+        lines.append(f"{r['run']:<14}{r['impl']:<18}{case:<28}{r['metric']:<16}{r['a']:>12.4g}{r['b']:>12.4g}"
+                     f"{r['ratio']:>8.3f}  {r['verdict']}")
+    return "\n".join(lines)
+
+
+__all__ = ["compare_folders", "format_rows", "ResultError"]
