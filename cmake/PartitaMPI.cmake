@@ -25,8 +25,9 @@ unset(CMAKE_REQUIRED_LIBRARIES)
 
 if(PARTITA_MPI_IS_OPENMPI)
   set(PARTITA_MPI_FLAVOR "openmpi")
-elseif(PARTITA_MPI_IS_MPICH AND PARTITA_MPI_IS_ABI)
-  set(PARTITA_MPI_FLAVOR "mpich-abi")
+elseif(PARTITA_MPI_IS_ABI)
+  # the standard MPI ABI (MPICH's mpicc_abi): mpi.h names no implementation
+  set(PARTITA_MPI_FLAVOR "mpi-abi")
 elseif(PARTITA_MPI_IS_MPICH)
   set(PARTITA_MPI_FLAVOR "mpich")
 else()

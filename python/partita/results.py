@@ -12,7 +12,7 @@ RUN_SCHEMA = "partita.run/1"
 # Metrics a summary shows first, per benchmark; others fall back to the
 # result's own "headline_metrics" or its first three metrics.
 HEADLINES = {
-    "p2p": ["overhead", "perceived_bw", "availability", "early_bird"],
+    "p2p": ["overhead", "perceived_bw", "availability", "early_bird", "early_arrival"],
 }
 
 

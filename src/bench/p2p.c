@@ -17,8 +17,9 @@
 #include "harness/clocksync.h"
 #include "p2p_metrics.h"
 
-enum { METRIC_OVERHEAD, METRIC_BW, METRIC_AVAIL, METRIC_EARLY, METRIC_PREADY, METRIC_ALL };
-static const char *const metric_names[] = {"overhead", "perceived-bw", "availability", "early-bird", "pready-cost", "all", NULL};
+enum { METRIC_OVERHEAD, METRIC_BW, METRIC_AVAIL, METRIC_EARLY, METRIC_ARRIVAL, METRIC_PREADY, METRIC_ALL };
+static const char *const metric_names[] = {"overhead", "perceived-bw", "availability", "early-bird", "early-arrival",
+                                           "pready-cost", "all", NULL};
 enum { SENDER = 0, RECEIVER = 1, TAG_REF = 100, TAG_PART = 101, TAG_STAMPS = 102 };
 /* The sender waits this long after the start signal before computing, so the
  * receiver is surely polling when the first partition can arrive. Not timed. */
@@ -36,16 +37,18 @@ typedef struct p2p_config {
 enum { CLOCK_AUTO, CLOCK_PINGPONG };
 static const char *const clock_names[] = {"auto", "pingpong", NULL};
 
+#define NCASE_METRICS 11
+
 /* Everything measured in one case, on the sender after the receiver's stamps came in. */
 typedef struct p2p_case {
     size_t bytes;
     int P, Q;
     int validation_errors;
-    double *v[10];  /* per-iteration samples, in the order of case_metrics below */
+    double *v[NCASE_METRICS];  /* per-iteration samples, in the order of case_metrics below */
     double *pready_ns;
 } p2p_case;
 
-static const struct { const char *name, *unit, *definition; } case_metrics[10] = {
+static const struct { const char *name, *unit, *definition; } case_metrics[NCASE_METRICS] = {
     {"overhead", "ratio", "t_part / t_pt2pt: first MPI_Pready start to last partition arrival, over one MPI_Send from the join to its arrival (same iteration pair)"},
     {"perceived_bw", "MB/s", "m / t_last: bytes over the time from the start of the last MPI_Pready to the last arrival (MB = 1e6 bytes)"},
     {"availability", "%", "100 * max(0, 1 - t_after_join / t_pt2pt): share of the single send's time the application gets back"},
@@ -56,6 +59,7 @@ static const struct { const char *name, *unit, *definition; } case_metrics[10] =
     {"t_after_join_us", "us", "union of [ready, arrival] intervals after the join"},
     {"t_before_join_us", "us", "union of [ready, arrival] intervals before the join"},
     {"t_union_us", "us", "union of [ready, arrival] intervals"},
+    {"early_arrival", "%", "share of the message (receive partitions) whose first MPI_Parrived == true came by the join: data really moved early"},
 };
 
 static void configure(pt_cli *cli, p2p_config *cfg)
@@ -71,6 +75,7 @@ static void configure(pt_cli *cli, p2p_config *cfg)
         "  perceived-bw  m / (last arrival - start of the last Pready), MB/s\n"
         "  availability  100 * max(0, 1 - t_after_join / t_pt2pt), percent\n"
         "  early-bird    percent of the partitioned communication (union of [ready, arrival]) before the join\n"
+        "  early-arrival percent of the message whose partitions arrived by the join (data that really moved early)\n"
         "  pready-cost   nanoseconds per MPI_Pready call, T threads calling concurrently, no compute\n"
         "Time stamps: CLOCK_MONOTONIC, shared by both ranks on one node; across nodes the receiver's clock offset\n"
         "is estimated by ping-pong and its uncertainty reported. See docs/metrics.md.";
@@ -274,7 +279,7 @@ static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_of
     out->bytes = m;
     out->P = P;
     out->Q = Q;
-    for (int k = 0; k < 10; k++)
+    for (int k = 0; k < NCASE_METRICS; k++)
         out->v[k] = calloc((size_t)N, sizeof(double));
     out->pready_ns = do_pready ? calloc((size_t)N, sizeof(double)) : NULL;
 
@@ -314,9 +319,10 @@ static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_of
                             .arrival = arr, .pt2pt_ns = ref_arrival[i] - clk->offset_ns - ref[i]};
             p2p_iteration x;
             p2p_compute_iteration(&s, &x);
-            double vals[10] = {x.overhead, x.perceived_bw, x.availability, x.early_bird, x.t_part_us,
-                               x.t_last_us, x.t_pt2pt_us, x.t_after_join_us, x.t_before_join_us, x.t_union_us};
-            for (int k = 0; k < 10; k++)
+            double vals[NCASE_METRICS] = {x.overhead, x.perceived_bw, x.availability, x.early_bird, x.t_part_us,
+                                          x.t_last_us, x.t_pt2pt_us, x.t_after_join_us, x.t_before_join_us,
+                                          x.t_union_us, x.early_arrival};
+            for (int k = 0; k < NCASE_METRICS; k++)
                 out->v[k][i] = vals[k];
         }
         free(ref_arrival);
@@ -332,13 +338,15 @@ static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_of
     free(per_thread);
 }
 
-/* Which of case_metrics (and pready) the chosen --metric shows in text/CSV. */
-static int shown(int metric, int k)
-{
-    if (metric == METRIC_ALL)
-        return k <= METRIC_EARLY;
-    return k == metric;
-}
+/* Text columns: the --metric choice that shows them, the case metric, the header. */
+static const struct { int choice, k; const char *header; } columns[] = {
+    {METRIC_OVERHEAD, 0, "Overhead(x) [95% CI]"},   {METRIC_BW, 1, "PerceivedBW(MB/s) [95% CI]"},
+    {METRIC_AVAIL, 2, "Availability(%) [95% CI]"},  {METRIC_EARLY, 3, "EarlyBird(%) [95% CI]"},
+    {METRIC_ARRIVAL, 10, "EarlyArrival(%) [95% CI]"},
+};
+#define NCOLUMNS (int)(sizeof columns / sizeof columns[0])
+
+static int shown(int metric, int column) { return metric == METRIC_ALL || metric == columns[column].choice; }
 
 static pt_metric metric_of(const p2p_case *pc, int k, int n)
 {
@@ -364,7 +372,7 @@ static void write_json_case(pt_json *j, const p2p_config *cfg, const p2p_case *p
     pt_json_object_end(j);
     pt_json_string(j, "validation", cfg->c.validate ? (pc->validation_errors ? "fail" : "pass") : "skipped");
     pt_json_object_begin(j, "metrics");
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < NCASE_METRICS; k++) {
         pt_metric m = metric_of(pc, k, n);
         pt_json_metric(j, &m);
     }
@@ -379,10 +387,9 @@ static void write_json_case(pt_json *j, const p2p_config *cfg, const p2p_case *p
 static void text_header(FILE *f, const p2p_config *cfg)
 {
     fprintf(f, "%-10s %8s %8s", "# Size", "Parts", "RParts");
-    for (int k = 0; k <= METRIC_EARLY; k++)
-        if (shown(cfg->metric, k))
-            fprintf(f, " %28s", k == 0 ? "Overhead(x) [95% CI]" : k == 1 ? "PerceivedBW(MB/s) [95% CI]"
-                                 : k == 2 ? "Availability(%) [95% CI]" : "EarlyBird(%) [95% CI]");
+    for (int i = 0; i < NCOLUMNS; i++)
+        if (shown(cfg->metric, i))
+            fprintf(f, " %28s", columns[i].header);
     if (cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL)
         fprintf(f, " %28s", "Pready(ns) [95% CI]");
     fprintf(f, " %10s\n", "Validation");
@@ -392,9 +399,9 @@ static void text_row(FILE *f, const p2p_config *cfg, const p2p_case *pc)
 {
     int n = cfg->c.iterations;
     fprintf(f, "%-10zu %8d %8d", pc->bytes, pc->P, pc->Q);
-    for (int k = 0; k <= METRIC_EARLY; k++)
-        if (shown(cfg->metric, k)) {
-            pt_metric m = metric_of(pc, k, n);
+    for (int i = 0; i < NCOLUMNS; i++)
+        if (shown(cfg->metric, i)) {
+            pt_metric m = metric_of(pc, columns[i].k, n);
             pt_text_metric_cell(f, &m, 28);
         }
     if (pc->pready_ns) {
@@ -412,7 +419,7 @@ static void csv_rows(FILE *f, const pt_ctx *ctx, const p2p_config *cfg, const p2
     snprintf(q, sizeof q, "%d", pc->Q);
     snprintf(t, sizeof t, "%d", cfg->c.threads);
     const char *vals[] = {b, p, q, t};
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < NCASE_METRICS; k++) {
         pt_metric m = metric_of(pc, k, cfg->c.iterations);
         pt_csv_row(f, ctx, 4, vals, &m);
     }
@@ -424,7 +431,7 @@ static void csv_rows(FILE *f, const pt_ctx *ctx, const p2p_config *cfg, const p2
 
 static void free_case(p2p_case *pc)
 {
-    for (int k = 0; k < 10; k++)
+    for (int k = 0; k < NCASE_METRICS; k++)
         free(pc->v[k]);
     free(pc->pready_ns);
 }

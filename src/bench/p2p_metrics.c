@@ -79,6 +79,9 @@ void p2p_compute_iteration(const p2p_stamps *s, p2p_iteration *out)
         iv[q].lo = p2p_recv_ready(s, q);
         iv[q].hi = s->arrival[q] > iv[q].lo ? s->arrival[q] : iv[q].lo;
     }
+    int arrived_early = 0;
+    for (int q = 0; q < s->recv_parts; q++)
+        arrived_early += s->arrival[q] <= join;
     int64_t before, after;
     union_split(iv, s->recv_parts, join, &before, &after);
     free(iv);
@@ -94,4 +97,5 @@ void p2p_compute_iteration(const p2p_stamps *s, p2p_iteration *out)
     double avail = out->t_pt2pt_us > 0 ? 1.0 - out->t_after_join_us / out->t_pt2pt_us : NAN;
     out->availability = 100.0 * (avail > 0.0 ? avail : 0.0);
     out->early_bird = before + after > 0 ? 100.0 * (double)before / (double)(before + after) : 0.0;
+    out->early_arrival = 100.0 * arrived_early / s->recv_parts;
 }

@@ -26,6 +26,7 @@ typedef struct p2p_iteration {
     double perceived_bw;    /* MB/s = bytes / t_last_us */
     double availability;    /* percent: 100 * max(0, 1 - t_after_join / t_pt2pt) */
     double early_bird;      /* percent of the union before the join */
+    double early_arrival;   /* percent of the message (receive partitions) arrived by the join */
 } p2p_iteration;
 
 /* Earliest ready stamp among the send partitions that hold bytes of receive

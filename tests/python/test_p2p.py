@@ -8,7 +8,7 @@ from partita.launch import LaunchError, run_benchmark, run_program
 
 SUMMARY_KEYS = {"n", "median", "p05", "p95", "mean", "stdev", "ci95_lo", "ci95_hi", "min", "max"}
 METRICS = {"overhead", "perceived_bw", "availability", "early_bird", "t_part_us", "t_last_us",
-           "t_pt2pt_us", "t_after_join_us", "t_before_join_us", "t_union_us", "pready_ns"}
+           "t_pt2pt_us", "t_after_join_us", "t_before_join_us", "t_union_us", "early_arrival", "pready_ns"}
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,11 @@ def test_one_partition_has_no_early_bird(one_partition):
         assert abs(eb) <= 1.0, (c["case"], eb)
 
 
+def test_one_partition_arrives_after_the_join(one_partition):
+    for c in one_partition["results"]:
+        assert c["metrics"]["early_arrival"]["summary"]["max"] == 0.0, c["case"]
+
+
 def test_one_partition_availability_is_one_minus_overhead(one_partition):
     """With one partition the whole transfer comes after the join, so availability = max(0, 1 - overhead)."""
     for c in one_partition["results"]:
@@ -69,9 +74,11 @@ def test_early_bird_with_laggard_threads(build):
                       timeout=240)
     c = r["results"][0]
     assert c["case"]["threads"] == 2
-    # the union spans at least the 300 us delay, and all of it but the last partition lies before the join
+    # the early partition waits the ~300 us delay before the join; how long the transfer after the
+    # join takes depends on the implementation and the machine's load, so only the part before is checked
     assert c["metrics"]["t_part_us"]["summary"]["median"] >= 250
-    assert c["metrics"]["early_bird"]["summary"]["median"] > 50
+    assert c["metrics"]["t_before_join_us"]["summary"]["median"] >= 250
+    assert c["metrics"]["early_bird"]["summary"]["median"] > 0
 
 
 def test_seed_reproduces_noise_config(build):
