@@ -34,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("partita: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # output piped into e.g. `head`: stop quietly
+        sys.stdout = None
+        return 0
 
 
 if __name__ == "__main__":

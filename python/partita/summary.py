@@ -51,21 +51,23 @@ def summarize_group(name: str, by_impl: dict[str, dict]) -> str:
                 unit = c["metrics"][m].get("unit", "")
                 break
         lines.append(f"# {name}: {m} ({unit}), median [95% CI of the median] over {iters} iterations")
-        head = "".join(f"{('# ' + v) if i == 0 else v:<12}" for i, v in enumerate(varying))
-        head += "".join(f"{impl:>26}" for impl in impls)
-        lines.append(head)
+        rows = []
         for k in order:
-            row = "".join(f"{str(labels[k].get(v)):<12}" for v in varying)
+            row = [str(labels[k].get(v)) for v in varying]
             for impl in impls:
                 c = index[impl].get(k)
-                if c is None:
-                    text = "-"
-                elif "skipped" in c:
-                    text = "skipped"
-                else:
-                    text = cell(c.get("metrics", {}).get(m))
-                row += f"{text:>26}"
-            lines.append(row)
+                row.append("-" if c is None else "skipped" if "skipped" in c
+                           else cell(c.get("metrics", {}).get(m)))
+            rows.append(row)
+        header = [("# " if i == 0 else "") + v for i, v in enumerate(varying)] + impls
+        # every column as wide as its widest entry: long labels never run into the next column
+        widths = [max(len(r[i]) for r in rows + [header]) + 2 for i in range(len(header))]
+        nlab = len(varying)
+
+        def fmt(r):
+            return "".join(x.ljust(w) if i < nlab else x.rjust(w) for i, (x, w) in enumerate(zip(r, widths)))
+        lines.append(fmt(header).rstrip())
+        lines.extend(fmt(r).rstrip() for r in rows)
         lines.append("")
     skipped = {c["skipped"] for r in by_impl.values() for c in r.get("results", []) if "skipped" in c}
     for why in sorted(skipped):

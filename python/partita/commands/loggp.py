@@ -1,0 +1,92 @@
+"""partita loggp: measure LogGP parameters and save them where libpartita finds them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ..launch import BuildInfo, LaunchError
+from ..model import ModelError, default_params_path, library
+from ..model.loggp import format_segments, format_sizes, measure
+from ..model.options import warn_if_busy
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "loggp",
+        help="measure LogGP parameters (PRTT method) and save them for libpartita",
+        description="Run partita-loggp on 2 ranks, print the per-size measurements and the per-segment LogGP "
+        "parameters, and save the partita.loggp/1 file where libpartita and `partita model` find it by default "
+        "($XDG_CONFIG_HOME/partita/loggp.json, else ~/.config/partita/loggp.json; PARTITA_LOGGP overrides).",
+    )
+    p.add_argument("-m", "--message-size", default="1:4M", help="MIN:MAX, powers of two (default 1:4M)")
+    p.add_argument("-i", "--iterations", type=int, default=40, help="repetitions per PRTT and pass (default 40)")
+    p.add_argument("--passes", type=int, default=3, help="sweeps over the sizes; the least disturbed counts (default 3)")
+    p.add_argument("--quantile", type=float, default=0.5,
+                   help="statistic of the repetitions: 0.5 the median (default); e.g. 0.2 on a busy machine")
+    p.add_argument("--api", choices=["isend", "send"], default="isend",
+                   help="isend: MPI_Isend with receives posted ahead, as libpartita (default); send: blocking")
+    p.add_argument("-o", "--output", type=Path, help="save the parameter file here instead of the standard place")
+    p.add_argument("--no-save", action="store_true", help="only print, save nothing")
+    p.add_argument("--quiet", action="store_true", help="do not print the per-size table")
+    p.add_argument("--launcher", help="launch with this command instead of mpiexec (gets -n 2)")
+    p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    prog = "partita loggp"
+    if args.iterations < 1 or args.passes < 1:
+        print(f"{prog}: error: --iterations and --passes must be at least 1", file=sys.stderr)
+        return 2
+    if not 0 <= args.quantile <= 1:
+        print(f"{prog}: error: --quantile must be in [0, 1]", file=sys.stderr)
+        return 2
+    try:
+        build = BuildInfo.find(args.build)
+        lib = library(build.lib_dir)
+        target = args.output
+        if target is None and not args.no_save:
+            target, from_env = default_params_path(lib)
+            if target is None:
+                raise ModelError("no standard place for the parameter file (HOME is not set); use --output")
+            if from_env:
+                print(f"{prog}: PARTITA_LOGGP is set: saving to {target}", file=sys.stderr)
+        if target is not None and target.is_dir():
+            raise ModelError(f"{target} is a directory; --output needs a file name")
+        cmd = ["-m", args.message_size, "-i", str(args.iterations), "--passes", str(args.passes),
+               "--quantile", str(args.quantile), "--api", args.api]
+        warn_if_busy(prog)
+        doc, params = measure(build, cmd, launcher=args.launcher)
+    except (LaunchError, ModelError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    meas = doc.get("measurement", {})
+    print(f"LogGP parameters by PRTT (n={meas.get('n')}, {meas.get('passes')} passes x {meas.get('iterations')} "
+          f"repetitions, {meas.get('quantile')}-quantile), MPI: {meas.get('mpi_library', '?')}")
+    if not args.quiet:
+        print("\n".join(format_sizes(doc)))
+        print()
+    print("\n".join(format_segments(params)))
+    if target is not None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # write next to the target, then rename: a reader never sees half a file
+            with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=".loggp-", suffix=".json",
+                                             delete=False) as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+            shutil.move(f.name, target)
+        except OSError as e:
+            print(f"{prog}: error: cannot save {target}: {e}", file=sys.stderr)
+            return 2
+        print(f"\nsaved {target}")
+        if os.environ.get("PARTITA_LOGGP") and Path(os.environ["PARTITA_LOGGP"]) != target:
+            print(f"note: PARTITA_LOGGP={os.environ['PARTITA_LOGGP']} takes precedence over this file",
+                  file=sys.stderr)
+    return 0

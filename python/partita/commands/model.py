@@ -1,0 +1,122 @@
+"""partita model: the PLogGP model on this machine's LogGP parameters (Table I,
+Figure 3 of the IB-verbs paper) and its validation against measurements."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..launch import BuildInfo, LaunchError
+from ..model import ModelError, library
+from ..model.loggp import format_segments
+from ..model.options import (load_params, parse_float_list, parse_int_list, parse_size_range, sizes_in,
+                             warn_if_busy)
+from ..model.tables import format_choices, optimal_choices, plot, table1_ranges
+
+PROG = "partita model"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "model",
+        help="optimal transport partitions by the PLogGP model; --validate against measurements",
+        description="Print the PLogGP model's optimal transport partition count per message size (the "
+        "equivalent of Table I of the IB-verbs paper) for the given user partitions and arrival pattern, and "
+        "plot modelled completion time against the transport count (--plot). With --validate, run partita-p2p "
+        "with libpartita at fixed groupings and compare predicted with measured times. The model is partita's "
+        "own derivation from LogGP (docs/model.md).",
+    )
+    p.add_argument("--params", type=Path, help="partita.loggp/1 file (default: $PARTITA_LOGGP, the standard "
+                   "place written by `partita loggp`, else built-in defaults)")
+    p.add_argument("-m", "--message-size", help="MIN:MAX powers of two (default 1K:256M; with --validate 16K:256K)")
+    p.add_argument("-p", "--partitions", help="user partitions (default 32; with --validate 4,8)")
+    p.add_argument("--pattern", choices=["laggard", "all", "uniform"], default="laggard",
+                   help="arrival pattern of the table: one late partition, all at once, or spread evenly")
+    p.add_argument("--delay", type=float, default=4000.0, help="laggard delay / spread window in us (default 4000)")
+    p.add_argument("--plot", type=Path, help="write the figure (PNG) here")
+    p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
+    p.add_argument("--delays", default="50,500", help="--validate: laggard delays in us (default 50,500)")
+    p.add_argument("--threads", type=int, default=2,
+                   help="--validate: sender threads of the laggard runs; thread 0's partitions are late "
+                   "(0: one thread per partition; default 2, fewer threads than cores keep the scheduler out)")
+    p.add_argument("-i", "--iterations", type=int, default=30, help="--validate: iterations per case (default 30)")
+    p.add_argument("--quantile", type=float, default=0.5,
+                   help="--validate: quantile of the measured iterations compared with the model (default 0.5, the "
+                   "median; e.g. 0.1 on a busy machine, where other processes only ever add time)")
+    p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here")
+    p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        build = BuildInfo.find(args.build) if args.build or args.validate else None
+        library(build.lib_dir if build else None)
+        params = load_params(args.params, PROG)
+        if args.validate:
+            return validate_main(args, build, params)
+        rng = parse_size_range(args.message_size or "1K:256M")
+        parts = parse_int_list(args.partitions or "32", "--partitions")
+        if not args.delay >= 0 or args.delay == float("inf"):
+            raise ValueError("--delay must be a finite number >= 0")
+    except (ValueError, ModelError, LaunchError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    sizes = sizes_in(rng)
+    print(f"LogGP parameters: {params.source}")
+    print("\n".join(format_segments(params)))
+    for P in parts:
+        rows = optimal_choices(params, sizes, P, args.pattern, args.delay)
+        what = {"laggard": f"one partition {args.delay:g} us late", "all": "all ready at once",
+                "uniform": f"ready times spread over {args.delay:g} us"}[args.pattern]
+        print(f"\nOptimal transport partitions (powers of two) for {P} user partitions, {what}:")
+        print(f"{'message size':>20}  transport partitions")
+        for label, t in table1_ranges(rows):
+            print(f"{label:>20}  {t}")
+        print()
+        print("\n".join(format_choices(rows, P)))
+    if args.plot:
+        try:
+            plot(params, sizes, parts[0], args.pattern, args.delay, args.plot)
+        except OSError as e:
+            print(f"{PROG}: error: cannot write {args.plot}: {e}", file=sys.stderr)
+            return 2
+        print(f"\nfigure: {args.plot}")
+    return 0
+
+
+def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
+    from ..model.validate import as_json, format_cases, summary, validate
+
+    rng = parse_size_range(args.message_size or "16K:256K")
+    parts = parse_int_list(args.partitions or "4,8", "--partitions", minimum=2)
+    delays = parse_float_list(args.delays, "--delays")
+    if args.iterations < 3:
+        raise ValueError("--iterations must be at least 3")
+    if args.threads < 0:
+        raise ValueError("--threads must be >= 0")
+    if not 0 <= args.quantile <= 1:
+        raise ValueError("--quantile must be in [0, 1]")
+    print(f"LogGP parameters: {params.source}")
+    warn_if_busy(PROG)
+    cases = validate(build, params, rng, parts, delays, args.iterations, max(2, args.iterations // 10),
+                     progress=lambda s: print(f"  running: {s}", file=sys.stderr, flush=True), threads=args.threads,
+                     q=args.quantile)
+    print("\n".join(format_cases(cases)))
+    s = summary(cases)
+    if not cases:
+        print(f"{PROG}: error: no case was measured", file=sys.stderr)
+        return 1
+    print(f"\n{s['cases']} cases, measured {args.quantile:g}-quantile; median absolute error: "
+          f"{s['median_abs_error'] * 100:.1f}% (t_part, measured ready spread), {s['median_abs_error_last'] * 100:.1f}% (t_last), "
+          f"{s['median_abs_error_nominal'] * 100:.1f}% (t_part, nominal pattern)")
+    for k, v in s["median_abs_error_by_pattern"].items():
+        print(f"  {k:<19} {v * 100:6.1f}%")
+    if args.json:
+        cfg = {"sizes": list(rng), "partitions": parts, "delays_us": delays, "iterations": args.iterations,
+               "laggard_threads": args.threads, "quantile": args.quantile}
+        args.json.write_text(json.dumps(as_json(cases, params, cfg), indent=1) + "\n")
+        print(f"cases: {args.json}")
+    return 0

@@ -1,0 +1,95 @@
+"""partita tune: measure the best transport partition count per (message size,
+user partitions) and write the tuning table libpartita's `table` policy reads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..launch import BuildInfo, LaunchError
+from ..model import ModelError, Table, library
+from ..model.experiments import Pattern
+from ..model.options import load_params, parse_int_list, parse_size_range, warn_if_busy
+from ..model.tune import default_table_path, format_entries, table_document, tune
+
+PROG = "partita tune"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tune",
+        help="measured search of the best transport partition count; writes the tuning table",
+        description="For each message size and user partition count, run partita-p2p with libpartita at every "
+        "power-of-two transport count (a short screening run each; candidates clearly slower than the best are "
+        "stopped there, the others confirmed with full iterations), keep the fastest, and write a "
+        "partita.tuning/1 table (PARTITA_TUNING=FILE PARTITA_POLICY=table uses it). Also reports how far the "
+        "PLogGP model's choice is from the measured best.",
+    )
+    p.add_argument("-m", "--message-size", default="4K:1M", help="MIN:MAX powers of two (default 4K:1M)")
+    p.add_argument("-p", "--partitions", default="8,16", help="user partition counts (default 8,16)")
+    p.add_argument("--delay", type=float, default=0.0,
+                   help="laggard delay in us (default 0: all partitions ready at once)")
+    p.add_argument("--threads", type=int, default=2,
+                   help="with --delay: sender threads, thread 0's partitions late (0: one per partition; default 2)")
+    p.add_argument("-i", "--iterations", type=int, default=40, help="confirmation iterations (default 40)")
+    p.add_argument("--quantile", type=float, default=0.5,
+                   help="quantile of the iterations that ranks candidates (default 0.5, the median; lower values "
+                   "resist a busy machine)")
+    p.add_argument("--screen", type=int, default=10, help="screening iterations per candidate (default 10)")
+    p.add_argument("--params", type=Path, help="LogGP parameters for the model's choice (default as libpartita)")
+    p.add_argument("-o", "--output", type=Path, help=f"tuning table file (default {default_table_path()})")
+    p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        build = BuildInfo.find(args.build)
+        library(build.lib_dir)
+        params = load_params(args.params, PROG)
+        rng = parse_size_range(args.message_size)
+        parts = parse_int_list(args.partitions, "--partitions", minimum=2)
+        if args.screen < 3 or args.iterations < 3:
+            raise ValueError("--screen and --iterations must be at least 3")
+        if not args.delay >= 0 or args.delay == float("inf"):
+            raise ValueError("--delay must be a finite number >= 0")
+        out = args.output or default_table_path()
+        if out.is_dir():
+            raise ValueError(f"{out} is a directory; --output needs a file name")
+        if args.threads < 0:
+            raise ValueError("--threads must be >= 0")
+        if not 0 <= args.quantile <= 1:
+            raise ValueError("--quantile must be in [0, 1]")
+        pattern = Pattern("laggard", args.delay, args.threads) if args.delay > 0 else Pattern("all", 0.0)
+        warn_if_busy(PROG)
+        t0 = time.monotonic()
+        entries = tune(build, params, rng, parts, pattern, args.iterations, args.screen, 2,
+                       progress=lambda s: print(f"  running: {s}", file=sys.stderr, flush=True), q=args.quantile)
+        elapsed = time.monotonic() - t0
+    except (ValueError, ModelError, LaunchError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if not entries:
+        print(f"{PROG}: error: no case was measured", file=sys.stderr)
+        return 1
+    print(f"Measured best transport partitions ({pattern.label}, {args.quantile:g}-quantile of t_part), "
+          f"model parameters: {params.source}")
+    print("\n".join(format_entries(entries)))
+    gaps = [e.model_gap for e in entries]
+    within = sum(1 for g in gaps if g <= 0.05)
+    print(f"\nmodel's choice within 5% of the measured best in {within} of {len(entries)} cases; "
+          f"search took {elapsed:.0f} s")
+    doc = table_document(entries, pattern, params, elapsed, args.quantile)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        Table(out)  # the library's reader must accept what we wrote
+    except (OSError, ModelError) as e:
+        print(f"{PROG}: error: cannot write a usable table to {out}: {e}", file=sys.stderr)
+        return 2
+    print(f"tuning table: {out}  (use: PARTITA_POLICY=table PARTITA_TUNING={out})")
+    return 0
+

@@ -1,0 +1,87 @@
+"""Command-line values shared by `partita model` and `partita tune`."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from .native import ModelError, Params, default_params_path
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise ValueError(f"'{text}' is not a size (e.g. 4096, 64K, 1M)")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def parse_size_range(text: str) -> tuple[int, int]:
+    """MIN:MAX, both powers of two."""
+    lo, sep, hi = text.partition(":")
+    if not sep:
+        raise ValueError(f"'{text}' is not MIN:MAX (e.g. 4K:1M)")
+    a, b = parse_bytes(lo), parse_bytes(hi)
+    for v in (a, b):
+        if v < 1 or v & (v - 1):
+            raise ValueError(f"sizes must be powers of two of at least 1 byte (got {v} in '{text}')")
+    if a > b:
+        raise ValueError(f"MIN is larger than MAX in '{text}'")
+    return a, b
+
+
+def sizes_in(rng: tuple[int, int]) -> list[int]:
+    out, s = [], rng[0]
+    while s <= rng[1]:
+        out.append(s)
+        s *= 2
+    return out
+
+
+def parse_int_list(text: str, what: str, minimum: int = 1) -> list[int]:
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{what} must be a comma-separated list of whole numbers (got '{text}')") from None
+    if not vals or any(v < minimum for v in vals):
+        raise ValueError(f"{what} must be whole numbers of at least {minimum} (got '{text}')")
+    return vals
+
+
+def parse_float_list(text: str, what: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{what} must be a comma-separated list of numbers (got '{text}')") from None
+    if not vals or any(not v >= 0 or v == float("inf") for v in vals):
+        raise ValueError(f"{what} must be finite numbers >= 0 (got '{text}')")
+    return vals
+
+
+def warn_if_busy(prog: str) -> None:
+    """Timings on a machine busier than its cores are upper bounds: say so."""
+    import os
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return
+    cores = os.cpu_count() or 1
+    if load > cores:
+        print(f"{prog}: warning: the machine is busy (load {load:.1f} on {cores} cores): timings are disturbed; "
+              "consider --quantile 0.2 (and more --passes for partita loggp)", file=sys.stderr)
+
+
+def load_params(path: Path | None, prog: str) -> Params:
+    """--params FILE must be usable; otherwise the file libpartita would use, or
+    the built-in defaults with a warning when that file is unusable."""
+    if path is not None:
+        return Params.load(path)
+    default, from_env = default_params_path()
+    if default is not None and (from_env or default.exists()):
+        try:
+            return Params.load(default)
+        except ModelError as e:
+            print(f"{prog}: warning: {e}; using built-in defaults", file=sys.stderr)
+    return Params.default()
