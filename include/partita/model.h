@@ -9,12 +9,15 @@
 #define PARTITA_MODEL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define PTM_MAX_SEGMENTS 8
+#define PTM_LOGGP_SCHEMA "partita.loggp/1"
+#define PTM_TUNING_SCHEMA "partita.tuning/1"
 
 /* LogGP parameters valid for messages of size <= max_bytes (the last segment
  * covers everything above the previous one). A rendezvous segment pays
@@ -32,36 +35,140 @@ typedef struct ptm_params {
     char source[256];  /* file the parameters came from, or "built-in defaults" */
 } ptm_params;
 
+/* ---- parameters ---------------------------------------------------------- */
+
 /* Built-in defaults (a shared-memory node of the kind partita was developed on). */
 void ptm_params_default(ptm_params *p);
 /* Load a partita.loggp/1 JSON file. Returns 0, or -1 with a message naming the
  * file in err; p is then left holding the defaults. */
 int ptm_params_load(const char *path, ptm_params *p, char *err, size_t errlen);
+/* Check a parameter set (segments ordered, values finite and >= 0, G > 0...).
+ * Returns 0, or -1 with the reason in err. */
+int ptm_params_check(const ptm_params *p, char *err, size_t errlen);
+/* The file the library uses by default: $PARTITA_LOGGP if set, else
+ * $XDG_CONFIG_HOME/partita/loggp.json, else $HOME/.config/partita/loggp.json.
+ * Writes the path to buf; returns 1 when it came from PARTITA_LOGGP, 0 otherwise,
+ * -1 when no path can be formed (no HOME). */
+int ptm_params_default_path(char *buf, size_t buflen);
+/* Load from ptm_params_default_path(): returns 0 when the file was used, 1 when
+ * there is no file (built-in defaults, silently, unless PARTITA_LOGGP named it),
+ * -1 when the file is unusable (built-in defaults; a one-line warning naming the
+ * file goes to stderr once per process). Never fails to fill p. */
+int ptm_params_load_default(ptm_params *p);
+/* Write p as a partita.loggp/1 file. extra_members, if not NULL, is inserted
+ * verbatim as further members of the top-level object (e.g. "\"sizes\": [...]").
+ * Returns 0, or -1 with a message naming the file in err. */
+int ptm_params_save(const char *path, const ptm_params *p, const char *extra_members,
+                    char *err, size_t errlen);
+/* The same document written to an open stream (not closed). Returns 0 or -1
+ * when p is invalid (reason in err). */
+int ptm_params_write(FILE *f, const ptm_params *p, const char *extra_members, char *err, size_t errlen);
 /* The segment whose range holds a message of `bytes`. */
 const ptm_segment *ptm_segment_for(const ptm_params *p, size_t bytes);
+
+/* ---- the PLogGP model ---------------------------------------------------- */
 
 /* Completion time (last byte usable at the receiver, measured from time 0) of
  * nmsg transport messages of msg_bytes[j] bytes that become ready to send at
  * ready_us[j] (any order). */
 double ptm_completion_us(const ptm_params *p, size_t nmsg, const size_t *msg_bytes,
                          const double *ready_us);
+/* As ptm_completion_us, and the time each message is usable at the receiver in
+ * arrival_us[j] (what MPI_Parrived would see). Returns the completion time, or a
+ * negative value when an argument is invalid. */
+double ptm_arrivals_us(const ptm_params *p, size_t nmsg, const size_t *msg_bytes,
+                       const double *ready_us, double *arrival_us);
+
+/* Ready-time patterns of user partitions (relative to the first MPI_Pready). */
+typedef enum ptm_pattern {
+    PTM_ALL_AT_ONCE = 0, /* every partition ready at 0 */
+    PTM_LAGGARD = 1,     /* all ready at 0 but the last, ready at delay_us */
+    PTM_UNIFORM = 2      /* ready times spread evenly over [0, delay_us] */
+} ptm_pattern;
+/* Fill ready_us[0..user_parts-1] for a pattern. Returns 0, -1 on bad arguments. */
+int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, double *ready_us);
+
+/* Completion time when total_bytes in user_parts equal user partitions (the last
+ * takes the remainder) with ready times user_ready (NULL: all at 0) are sent as
+ * `transport` messages of contiguous user partitions (group i holds partitions
+ * floor(i*U/T) .. floor((i+1)*U/T)-1; a group is ready when its last member is).
+ * user_arrival_us, if not NULL, receives the time each user partition is usable
+ * at the receiver. Returns a negative value when an argument is invalid. */
+double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
+                      const double *user_ready, double *user_arrival_us);
+
+/* Candidates whose modelled time after the last Pready is within this fraction
+ * of the best count as equally good; the fewest messages among them is chosen. */
+#define PTM_TIE_TOLERANCE 0.02
 
 /* Transport partition count in [1, user_parts] that minimises the modelled
  * completion time of total_bytes split into user_parts partitions when one
  * partition is late by delay_us (single laggard). Candidates are the divisors
- * of user_parts. */
+ * of user_parts (at most 64 of them are tried); ties within PTM_TIE_TOLERANCE
+ * go to the smaller count. */
 int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us);
+/* The same for any ready times (user_ready, NULL: all at 0). pow2_only limits
+ * the candidates to power-of-two divisors. best_us, if not NULL, receives the
+ * modelled time of the chosen count. Returns the count, or 0 on bad arguments. */
+int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
+                                const double *user_ready, int pow2_only, double *best_us);
 
 /* Timer policy: how long a partially ready group may wait before its ready
  * run is sent anyway (the overhead one more message costs, g* - G). */
 double ptm_default_delta_us(const ptm_params *p, size_t group_bytes);
 
-/* Tuning table (partita.tuning/1): measured best transport count per
- * (total bytes, user partitions). */
+/* ---- fitting (used by partita-loggp; exported for tests and the CLI) ----- */
+
+/* Weighted least-squares line y = a + b*x (w NULL: unweighted). rms_rel, if not
+ * NULL, receives the root-mean-square relative residual. Returns 0, -1 when the
+ * fit is undetermined (fewer than 2 distinct x). */
+int ptm_fit_line(size_t n, const double *x, const double *y, const double *w,
+                 double *a, double *b, double *rms_rel);
+/* Split the series (x ascending) into at most max_seg pieces that are each
+ * well described by a straight line (fitted with relative weights, from at
+ * least 3 points of the piece on): a new piece starts at a point that misses the current piece's line by more than rel_tol
+ * (relative) when the next lookahead-1 points miss it the same way by more than
+ * rel_tol/2; a point that misses alone is an outlier and left out of the fits.
+ * starts[0] = 0; returns the number of pieces (0 on bad arguments). */
+int ptm_detect_segments(size_t n, const double *x, const double *y, int max_seg,
+                        double rel_tol, int lookahead, size_t *starts);
+
+/* One message size measured by partita-loggp with the parameterised round trip
+ * PRTT(n, d, s): n messages of s bytes, d microseconds between sends, one reply. */
+typedef struct ptm_loggp_sample {
+    size_t bytes;
+    double prtt1_us;  /* PRTT(1, 0, s): a ping-pong */
+    double prttn_us;  /* PRTT(n, 0, s) */
+    double prttd_us;  /* PRTT(n, d, s) */
+    double delay_us;  /* the d used (the sender must be the bottleneck: d > g + G s) */
+    double o_r_us;    /* receive overhead, timed on the receiver with data waiting */
+    double o_s_us;    /* send overhead timed around MPI_Send; when < 0 on input, ptm_loggp_derive
+                       * sets it to (PRTT(n,d,s) - PRTT(1,0,s)) / (n-1) - d (Netgauge's way) */
+    /* Filled by ptm_loggp_derive: */
+    double gap_us;    /* (PRTT(n,0,s) - PRTT(1,0,s)) / (n-1) = g + G(s-1) */
+    double L_us;      /* PRTT(1,0,s)/2 - o_s - o_r - G(s-1) with the segment's o_s, o_r, G */
+    int segment;      /* protocol segment the size belongs to */
+} ptm_loggp_sample;
+
+/* Derive LogGP parameters from samples sorted by size: protocol segments are
+ * detected on PRTT(1,0,s); per segment g and G by least squares on gap(s), o_s
+ * and o_r as the size-independent part of their per-size values, L with the
+ * overheads removed; a later segment's extra latency is its handshake_us.
+ * Fills the derived sample fields. Returns 0, or -1 with the reason in err. */
+int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, ptm_params *out,
+                     char *err, size_t errlen);
+
+/* ---- tuning table (partita.tuning/1) ------------------------------------- */
+
+/* Measured best transport count per (total bytes, user partitions). */
 typedef struct ptm_table ptm_table;
+/* NULL on error with a message naming the file in err. */
 ptm_table *ptm_table_load(const char *path, char *err, size_t errlen);
-/* Best transport count for the case, or 0 when the table has nothing close. */
+/* Best transport count for the case, or 0 when the table has nothing close
+ * (same user partitions and a measured size within a factor of 2). */
 int ptm_table_lookup(const ptm_table *t, size_t total_bytes, int user_parts);
+/* Number of entries, for tools. */
+size_t ptm_table_size(const ptm_table *t);
 void ptm_table_free(ptm_table *t);
 
 #ifdef __cplusplus

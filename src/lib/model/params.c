@@ -1,0 +1,278 @@
+/* LogGP parameter sets: built-in defaults, the partita.loggp/1 file (read,
+ * check, write) and the default file location shared by the CLI and libpartita. */
+#include "partita/model.h"
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SOURCE "built-in defaults"
+
+void ptm_params_default(ptm_params *p)
+{
+    /* Measured with partita-loggp (--api isend, medians, 4 passes) between two
+     * ranks of MPICH 5.0 on a 2-core shared-memory node; rounded. Good enough
+     * to rank candidate counts when no measured file is present. */
+    static const ptm_segment eager = {
+        .max_bytes = 4096, .L = 0.28, .o_s = 0.07, .o_r = 0.62, .g = 0.61, .G = 6.3e-6, .handshake_us = 0
+    };
+    static const ptm_segment large = {
+        .max_bytes = SIZE_MAX, .L = 0.28, .o_s = 0.2, .o_r = 2.3, .g = 2.19, .G = 7.1e-5, .handshake_us = 0.28
+    };
+    memset(p, 0, sizeof *p);
+    p->nseg = 2;
+    p->seg[0] = eager;
+    p->seg[1] = large;
+    p->o_pready = 0.0;
+    snprintf(p->source, sizeof p->source, "%s", DEFAULT_SOURCE);
+}
+
+static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
+
+int ptm_params_check(const ptm_params *p, char *err, size_t errlen)
+{
+    if (p->nseg < 1 || p->nseg > PTM_MAX_SEGMENTS) {
+        snprintf(err, errlen, "needs 1 to %d segments, has %d", PTM_MAX_SEGMENTS, p->nseg);
+        return -1;
+    }
+    if (!finite_nonneg(p->o_pready)) {
+        snprintf(err, errlen, "o_pready must be a finite number >= 0");
+        return -1;
+    }
+    for (int i = 0; i < p->nseg; i++) {
+        const ptm_segment *s = &p->seg[i];
+        const double v[] = { s->L, s->o_s, s->o_r, s->g, s->G, s->handshake_us };
+        static const char *names[] = { "L", "o_s", "o_r", "g", "G", "handshake_us" };
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+            if (!finite_nonneg(v[k])) {
+                snprintf(err, errlen, "segment %d: %s must be a finite number >= 0", i, names[k]);
+                return -1;
+            }
+        }
+        if (s->max_bytes == 0 || (i > 0 && s->max_bytes <= p->seg[i - 1].max_bytes)) {
+            snprintf(err, errlen, "segment %d: max_bytes must be > 0 and larger than the previous segment's", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const ptm_segment *ptm_segment_for(const ptm_params *p, size_t bytes)
+{
+    for (int i = 0; i < p->nseg - 1; i++)
+        if (bytes <= p->seg[i].max_bytes)
+            return &p->seg[i];
+    return &p->seg[p->nseg - 1];
+}
+
+/* A required finite number member of a JSON object. */
+static int get_number(const ptm_json *obj, const char *key, int required, double dflt, double *out,
+                      const char *where, char *err, size_t errlen)
+{
+    const ptm_json *v = ptm_json_get(obj, key);
+    if (!v) {
+        if (required) {
+            snprintf(err, errlen, "%s: missing \"%s\"", where, key);
+            return -1;
+        }
+        *out = dflt;
+        return 0;
+    }
+    if (v->type != PTM_JSON_NUMBER) {
+        snprintf(err, errlen, "%s: \"%s\" must be a number", where, key);
+        return -1;
+    }
+    *out = v->number;
+    return 0;
+}
+
+static int params_from_json(const ptm_json *root, ptm_params *p, char *err, size_t errlen)
+{
+    if (!root || root->type != PTM_JSON_OBJECT) {
+        snprintf(err, errlen, "top level must be a JSON object");
+        return -1;
+    }
+    const ptm_json *schema = ptm_json_get(root, "schema");
+    if (!schema || schema->type != PTM_JSON_STRING) {
+        snprintf(err, errlen, "missing \"schema\" (expected \"%s\")", PTM_LOGGP_SCHEMA);
+        return -1;
+    }
+    if (strcmp(schema->string, PTM_LOGGP_SCHEMA) != 0) {
+        snprintf(err, errlen, "unsupported schema \"%.60s\" (expected \"%s\")", schema->string, PTM_LOGGP_SCHEMA);
+        return -1;
+    }
+    const ptm_json *segs = ptm_json_get(root, "segments");
+    if (!segs || segs->type != PTM_JSON_ARRAY || segs->count == 0) {
+        snprintf(err, errlen, "\"segments\" must be a non-empty array");
+        return -1;
+    }
+    if (segs->count > PTM_MAX_SEGMENTS) {
+        snprintf(err, errlen, "too many segments (%zu, at most %d)", segs->count, PTM_MAX_SEGMENTS);
+        return -1;
+    }
+    memset(p, 0, sizeof *p);
+    p->nseg = (int)segs->count;
+    if (get_number(root, "o_pready", 0, 0.0, &p->o_pready, "top level", err, errlen))
+        return -1;
+    for (size_t i = 0; i < segs->count; i++) {
+        const ptm_json *s = &segs->items[i];
+        ptm_segment *d = &p->seg[i];
+        char where[32];
+        snprintf(where, sizeof where, "segment %zu", i);
+        if (s->type != PTM_JSON_OBJECT) {
+            snprintf(err, errlen, "%s: must be an object", where);
+            return -1;
+        }
+        if (get_number(s, "L", 1, 0, &d->L, where, err, errlen) ||
+            get_number(s, "o_s", 1, 0, &d->o_s, where, err, errlen) ||
+            get_number(s, "o_r", 1, 0, &d->o_r, where, err, errlen) ||
+            get_number(s, "g", 1, 0, &d->g, where, err, errlen) ||
+            get_number(s, "G", 1, 0, &d->G, where, err, errlen) ||
+            get_number(s, "handshake_us", 0, 0.0, &d->handshake_us, where, err, errlen))
+            return -1;
+        const ptm_json *mb = ptm_json_get(s, "max_bytes");
+        int last = i + 1 == segs->count;
+        if (last && (!mb || mb->type == PTM_JSON_NULL)) {
+            d->max_bytes = SIZE_MAX;
+        } else if (mb && mb->type == PTM_JSON_NUMBER && mb->number >= 1 && mb->number < 9.0e15 &&
+                   mb->number == floor(mb->number)) {
+            d->max_bytes = last ? SIZE_MAX : (size_t)mb->number;
+        } else {
+            snprintf(err, errlen, "%s: \"max_bytes\" must be a positive integer%s", where,
+                     last ? " or null" : "");
+            return -1;
+        }
+    }
+    return ptm_params_check(p, err, errlen);
+}
+
+int ptm_params_load(const char *path, ptm_params *p, char *err, size_t errlen)
+{
+    char why[300];
+    if (!path || !*path) {
+        snprintf(err, errlen, "no LogGP parameter file given");
+        ptm_params_default(p);
+        return -1;
+    }
+    ptm_json *root = ptm_json_parse_file(path, why, sizeof why);
+    if (!root) {
+        snprintf(err, errlen, "%s", why); /* already names the file */
+        ptm_params_default(p);
+        return -1;
+    }
+    int rc = params_from_json(root, p, why, sizeof why);
+    ptm_json_free(root);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        ptm_params_default(p);
+        return -1;
+    }
+    snprintf(p->source, sizeof p->source, "%s", path);
+    return 0;
+}
+
+int ptm_params_default_path(char *buf, size_t buflen)
+{
+    const char *env = getenv("PARTITA_LOGGP");
+    if (env && *env) {
+        snprintf(buf, buflen, "%s", env);
+        return 1;
+    }
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    if (xdg && *xdg) {
+        snprintf(buf, buflen, "%s/partita/loggp.json", xdg);
+        return 0;
+    }
+    const char *home = getenv("HOME");
+    if (home && *home) {
+        snprintf(buf, buflen, "%s/.config/partita/loggp.json", home);
+        return 0;
+    }
+    if (buflen)
+        buf[0] = '\0';
+    return -1;
+}
+
+int ptm_params_load_default(ptm_params *p)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    char path[1024], err[512];
+    int from_env = ptm_params_default_path(path, sizeof path);
+    if (from_env < 0) {
+        ptm_params_default(p);
+        return 1;
+    }
+    FILE *probe = fopen(path, "rb");
+    if (!probe && errno == ENOENT && !from_env) {
+        ptm_params_default(p); /* nobody ran `partita loggp` yet: quietly use defaults */
+        return 1;
+    }
+    if (probe)
+        fclose(probe);
+    if (ptm_params_load(path, p, err, sizeof err) == 0)
+        return 0;
+    if (!atomic_flag_test_and_set(&warned))
+        fprintf(stderr, "partita: warning: cannot use LogGP parameters (%s); using built-in defaults\n", err);
+    return -1;
+}
+
+static void put_number(FILE *f, const char *key, double v, const char *sep)
+{
+    fprintf(f, "\"%s\": %.9g%s", key, v, sep);
+}
+
+int ptm_params_write(FILE *f, const ptm_params *p, const char *extra_members, char *err, size_t errlen)
+{
+    if (ptm_params_check(p, err, errlen))
+        return -1;
+    fprintf(f, "{\n  \"schema\": \"%s\",\n", PTM_LOGGP_SCHEMA);
+    fprintf(f, "  \"units\": {\"time\": \"us\", \"G\": \"us/byte\", \"sizes\": \"bytes\"},\n  ");
+    put_number(f, "o_pready", p->o_pready, ",\n");
+    fprintf(f, "  \"segments\": [\n");
+    for (int i = 0; i < p->nseg; i++) {
+        const ptm_segment *s = &p->seg[i];
+        fprintf(f, "    {\"protocol\": \"%s\", ", i == 0 ? "eager" : s->handshake_us > 0 ? "rendezvous" : "eager");
+        if (i == p->nseg - 1 || s->max_bytes == SIZE_MAX)
+            fprintf(f, "\"max_bytes\": null, ");
+        else
+            fprintf(f, "\"max_bytes\": %zu, ", s->max_bytes);
+        put_number(f, "L", s->L, ", ");
+        put_number(f, "o_s", s->o_s, ", ");
+        put_number(f, "o_r", s->o_r, ", ");
+        put_number(f, "g", s->g, ", ");
+        put_number(f, "G", s->G, ", ");
+        put_number(f, "handshake_us", s->handshake_us, "");
+        fprintf(f, "}%s\n", i + 1 < p->nseg ? "," : "");
+    }
+    fprintf(f, "  ]");
+    if (extra_members && *extra_members)
+        fprintf(f, ",\n  %s", extra_members);
+    fprintf(f, "\n}\n");
+    return 0;
+}
+
+int ptm_params_save(const char *path, const ptm_params *p, const char *extra_members,
+                    char *err, size_t errlen)
+{
+    char why[256];
+    if (ptm_params_check(p, why, sizeof why)) {
+        snprintf(err, errlen, "%s: refusing to write invalid parameters: %s", path, why);
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    ptm_params_write(f, p, extra_members, why, sizeof why);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

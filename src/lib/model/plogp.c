@@ -1,0 +1,183 @@
+/* The Partitioned LogGP model (partita's derivation from LogGP, docs/model.md):
+ * transport messages leave through one FIFO injection channel in ready-time
+ * order. Message j (K_j bytes, ready at R_j) has left completely at
+ *   d_j = max(R_j + o_pready + o_s + h + G(K_j-1),  d_{j-1} + g* + G(K_j-1))
+ * with g* = max(g, o_s, o_r) and h the rendezvous handshake of its size range,
+ * and is usable at the receiver at d_j + L + o_r. */
+#include "partita/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double ready;
+    size_t index;
+} ready_slot;
+
+static int by_ready(const void *a, const void *b)
+{
+    const ready_slot *x = a, *y = b;
+    if (x->ready != y->ready)
+        return x->ready < y->ready ? -1 : 1;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+static double gstar(const ptm_segment *s)
+{
+    return fmax(s->g, fmax(s->o_s, s->o_r));
+}
+
+static double wire_us(const ptm_segment *s, size_t bytes)
+{
+    return bytes > 0 ? s->G * (double)(bytes - 1) : 0.0;
+}
+
+double ptm_arrivals_us(const ptm_params *p, size_t nmsg, const size_t *msg_bytes,
+                       const double *ready_us, double *arrival_us)
+{
+    if (!p || nmsg == 0 || !msg_bytes || !ready_us || p->nseg < 1)
+        return -1.0;
+    ready_slot local[64];
+    ready_slot *order = nmsg <= 64 ? local : malloc(nmsg * sizeof *order);
+    if (!order)
+        return -1.0;
+    for (size_t j = 0; j < nmsg; j++) {
+        if (!isfinite(ready_us[j])) {
+            if (order != local)
+                free(order);
+            return -1.0;
+        }
+        order[j].ready = ready_us[j];
+        order[j].index = j;
+    }
+    qsort(order, nmsg, sizeof *order, by_ready);
+    double departed = 0, completion = 0;
+    for (size_t k = 0; k < nmsg; k++) {
+        size_t j = order[k].index;
+        const ptm_segment *s = ptm_segment_for(p, msg_bytes[j]);
+        double wire = wire_us(s, msg_bytes[j]);
+        double alone = order[k].ready + p->o_pready + s->o_s + s->handshake_us + wire;
+        departed = k == 0 ? alone : fmax(alone, departed + gstar(s) + wire);
+        double arrival = departed + s->L + s->o_r;
+        if (arrival_us)
+            arrival_us[j] = arrival;
+        completion = fmax(completion, arrival);
+    }
+    if (order != local)
+        free(order);
+    return completion;
+}
+
+double ptm_completion_us(const ptm_params *p, size_t nmsg, const size_t *msg_bytes,
+                         const double *ready_us)
+{
+    return ptm_arrivals_us(p, nmsg, msg_bytes, ready_us, NULL);
+}
+
+int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, double *ready_us)
+{
+    if (user_parts < 1 || !ready_us || !isfinite(delay_us) || delay_us < 0)
+        return -1;
+    for (int u = 0; u < user_parts; u++) {
+        switch (pattern) {
+        case PTM_ALL_AT_ONCE: ready_us[u] = 0; break;
+        case PTM_LAGGARD: ready_us[u] = u == user_parts - 1 ? delay_us : 0; break;
+        case PTM_UNIFORM: ready_us[u] = user_parts > 1 ? delay_us * u / (user_parts - 1) : 0; break;
+        default: return -1;
+        }
+    }
+    return 0;
+}
+
+double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
+                      const double *user_ready, double *user_arrival_us)
+{
+    if (!p || user_parts < 1 || transport < 1 || transport > user_parts)
+        return -1.0;
+    size_t T = (size_t)transport, U = (size_t)user_parts;
+    size_t part = total_bytes / U, last = total_bytes - part * (U - 1);
+    size_t *bytes = malloc(T * sizeof *bytes);
+    double *ready = malloc(T * sizeof *ready);
+    double *arrival = malloc(T * sizeof *arrival);
+    double result = -1.0;
+    if (!bytes || !ready || !arrival)
+        goto out;
+    for (size_t i = 0; i < T; i++) {
+        size_t lo = i * U / T, hi = (i + 1) * U / T;
+        bytes[i] = 0;
+        ready[i] = 0;
+        for (size_t u = lo; u < hi; u++) {
+            bytes[i] += u == U - 1 ? last : part;
+            if (user_ready)
+                ready[i] = u == lo ? user_ready[u] : fmax(ready[i], user_ready[u]);
+        }
+    }
+    result = ptm_arrivals_us(p, T, bytes, ready, arrival);
+    if (result >= 0 && user_arrival_us)
+        for (size_t i = 0; i < T; i++)
+            for (size_t u = i * U / T; u < (i + 1) * U / T; u++)
+                user_arrival_us[u] = arrival[i];
+out:
+    free(bytes);
+    free(ready);
+    free(arrival);
+    return result;
+}
+
+int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
+                                const double *user_ready, int pow2_only, double *best_us)
+{
+    if (!p || user_parts < 1)
+        return 0;
+    double last_ready = 0;
+    for (int u = 0; user_ready && u < user_parts; u++)
+        last_ready = fmax(last_ready, user_ready[u]);
+    /* Modelled time of every candidate, then the fewest messages whose exposed time
+     * (after the last Pready) is within PTM_TIE_TOLERANCE of the best: the model
+     * leaves out per-message CPU costs, so a tiny modelled gain is no gain. */
+    double times[64];
+    int counts[64], nc = 0;
+    double best_exposed = INFINITY;
+    for (int t = 1; t <= user_parts && nc < 64; t++) {
+        if (user_parts % t != 0 || (pow2_only && (t & (t - 1)) != 0))
+            continue;
+        double time = ptm_grouped_us(p, total_bytes, user_parts, t, user_ready, NULL);
+        if (time < 0)
+            return 0;
+        times[nc] = time;
+        counts[nc++] = t;
+        best_exposed = fmin(best_exposed, time - last_ready);
+    }
+    for (int c = 0; c < nc; c++) {
+        if (times[c] - last_ready <= best_exposed * (1 + PTM_TIE_TOLERANCE) + 1e-12) {
+            if (best_us)
+                *best_us = times[c];
+            return counts[c];
+        }
+    }
+    return 0;
+}
+
+int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us)
+{
+    if (!p || user_parts <= 1)
+        return 1;
+    if (!isfinite(delay_us) || delay_us < 0)
+        delay_us = 0;
+    double local[256];
+    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    if (!ready)
+        return 1;
+    ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
+    int best = ptm_optimal_transport_ready(p, total_bytes, user_parts, ready, 0, NULL);
+    if (ready != local)
+        free(ready);
+    return best > 0 ? best : 1;
+}
+
+double ptm_default_delta_us(const ptm_params *p, size_t group_bytes)
+{
+    const ptm_segment *s = ptm_segment_for(p, group_bytes);
+    return fmax(0.0, gstar(s) - s->G) + s->handshake_us;
+}

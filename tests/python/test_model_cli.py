@@ -1,0 +1,93 @@
+"""`partita model`: the table, the figure, bad input, and --validate's arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from model_helpers import build_info, run_cli
+from partita.model import Params, library
+from partita.model import validate as validation
+from partita.model.experiments import Pattern
+
+
+def test_model_prints_table_and_plots(tmp_path):
+    png = tmp_path / "fig.png"
+    r = run_cli("model", "-m", "1K:64M", "-p", "16", "--delay", "4000", "--plot", str(png))
+    assert r.returncode == 0, r.stderr
+    assert "Optimal transport partitions (powers of two) for 16 user partitions" in r.stdout
+    assert "gain vs bulk" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_model_uses_the_given_parameter_file(tmp_path):
+    p = Params.default(library(build_info().lib_dir))
+    f = tmp_path / "p.json"
+    p.save(f)
+    r = run_cli("model", "--params", str(f), "-m", "1K:4K", "-p", "4")
+    assert r.returncode == 0 and f"LogGP parameters: {f}" in r.stdout
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--params", "/nonexistent/loggp.json"], "/nonexistent/loggp.json"),
+    (["-m", "3:8"], "powers of two"),
+    (["-p", "0"], "--partitions"),
+    (["--delay", "-5"], "--delay"),
+])
+def test_model_bad_input(args, why):
+    r = run_cli("model", *args)
+    assert r.returncode == 2
+    assert "partita model: error:" in r.stderr and why in r.stderr
+
+
+def test_model_warns_on_a_corrupt_default_file(tmp_path):
+    bad = tmp_path / "loggp.json"
+    bad.write_text("{")
+    r = run_cli("model", "-m", "1K:2K", "-p", "2", env={"PARTITA_LOGGP": str(bad)})
+    assert r.returncode == 0
+    assert "warning" in r.stderr and str(bad) in r.stderr and "built-in defaults" in r.stdout
+
+
+def test_validation_errors_against_known_measurements(monkeypatch):
+    """validate() compares the model with what the runs report: feed it runs whose
+    exposed times are the model's own prediction times 1.1 (bulk) and 0.8 (none)
+    and whose ready spread is 3 us more than asked."""
+    params = Params.default(library(build_info().lib_dir))
+    factor = {"partita:bulk": 1.1, "partita:none": 0.8}
+
+    def fake_run(build, impl, pattern, P, lo, hi, iters, warm):
+        t = 1 if impl == "partita:bulk" else P if impl == "partita:none" else int(impl[len("partita:fixed"):])
+        spread = (pattern.delay_us if pattern.name == "laggard" else 0.0) + 3.0
+        ready = pattern.ready(P, spread)
+        out = {}
+        m = lo
+        while m <= hi:
+            exposed = (params.grouped_us(m, P, t, ready) - spread) * factor.get(impl, 1.0)
+            out[m] = {"t_part_us": {"summary": {"median": spread + exposed}},
+                      "t_last_us": {"summary": {"median": exposed}}}
+            m *= 2
+        return out
+
+    monkeypatch.setattr(validation, "run_cases", fake_run)
+    cases = validation.validate(None, params, (16384, 32768), [4], [100.0], 5, 1)
+    # 2 patterns x 3 groupings (1, 2, 4) x 2 sizes
+    assert len(cases) == 12
+    assert all(c.spread_us == pytest.approx(3.0 if c.pattern == "all-at-once" else 103.0) for c in cases)
+    errs = {round(abs(c.error_last), 6) for c in cases}
+    assert errs == {round(1 - 1 / 1.1, 6), round(1 / 0.8 - 1, 6), 0.0}
+    s = validation.summary(cases)
+    assert s["cases"] == 12 and s["median_abs_error_last"] == pytest.approx(1 - 1 / 1.1)
+    doc = validation.as_json(cases, params, {})
+    assert doc["schema"] == "partita.validation/1" and len(doc["cases"]) == 12
+    assert Pattern("laggard", 100).bench_args(4)[-3:] == ["delay:100", "--noise-thread", "0"]
+    assert Pattern("laggard", 100, threads=2).ready(5) == [100.0, 0.0, 100.0, 0.0, 100.0]
+    assert Pattern("laggard", 100, threads=2).bench_args(5)[:2] == ["--threads", "2"]
+    assert Pattern("all", 0).ready(3, 2.0) == [0.0, 1.0, 2.0]
+
+
+def test_quantile_of_samples():
+    from partita.model.experiments import quantile
+    m = {"t": {"summary": {"median": 99.0}, "samples": [4.0, 1.0, 3.0, 2.0, 5.0]}}
+    assert quantile(m, "t") == 99.0            # the harness's median
+    assert quantile(m, "t", 0.25) == 2.0
+    assert quantile(m, "t", 0.1) == pytest.approx(1.4)
+    assert quantile(m, "t", 0.0) == 1.0
