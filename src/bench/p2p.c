@@ -454,13 +454,7 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "--message-size: at most 2G bytes (got %zu)", cfg.sizes.max);
     if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
         pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
-    /* OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC): that would leave partitions unready. */
-    int got = 0;
-#pragma omp parallel num_threads(c->threads)
-#pragma omp single
-    got = omp_get_num_threads();
-    if (got != c->threads)
-        pt_fail(&ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, c->threads);
+    pt_require_omp_threads(&ctx, c->threads);
     pt_open_output(&ctx, c);
 
     int same_node = ctx.nodes == 1 && cfg.clock == CLOCK_AUTO;

@@ -1,6 +1,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,4 +360,27 @@ void pt_text_metric_cell(FILE *f, const pt_metric *m, int width)
     char cell[80];
     snprintf(cell, sizeof cell, "%.4g [%.4g,%.4g]", s.median, s.ci_lo, s.ci_hi);
     fprintf(f, " %*s", width, cell);
+}
+
+void pt_require_omp_threads(pt_ctx *ctx, int threads)
+{
+    int got = 0;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+    got = omp_get_num_threads();
+    if (got != threads)
+        pt_fail(ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, threads);
+}
+
+void pt_check_all(pt_ctx *ctx, int failed, const char *msg)
+{
+    int me = failed ? ctx->rank : ctx->size, first = 0;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == ctx->size)
+        return;
+    char text[512] = "";
+    if (ctx->rank == first)
+        snprintf(text, sizeof text, "%s", msg);
+    MPI_Bcast(text, sizeof text, MPI_CHAR, first, MPI_COMM_WORLD);
+    pt_fail(ctx, "%s", text);
 }

@@ -287,25 +287,3 @@ void pat_compute(const pt_common *c, double base_us, int thread, long iter)
     pt_compute_us(c->compute_mode, pt_noise_draw_us(&c->noise, base_us, (uint64_t)c->seed, thread, c->threads, iter));
 }
 
-void pat_require_threads(pt_ctx *ctx, const pt_common *c)
-{
-    int got = 0;
-#pragma omp parallel num_threads(c->threads)
-#pragma omp single
-    got = omp_get_num_threads();
-    if (got != c->threads)
-        pt_fail(ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, c->threads);
-}
-
-void pat_check_all(pt_ctx *ctx, int failed, const char *msg)
-{
-    int me = failed ? ctx->rank : ctx->size, first = 0;
-    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == ctx->size)
-        return;
-    char text[512] = "";
-    if (ctx->rank == first)
-        snprintf(text, sizeof text, "%s", msg);
-    MPI_Bcast(text, sizeof text, MPI_CHAR, first, MPI_COMM_WORLD);
-    pt_fail(ctx, "%s", text);
-}

@@ -79,13 +79,7 @@ typedef struct pat_choice_list {
 } pat_choice_list;
 int pat_parse_choice_list(const char *arg, void *dest, char *err, size_t errlen);
 
-/* Collective error check: when any rank failed, every rank exits through
- * pt_fail with the message of the lowest failing rank. */
-void pat_check_all(pt_ctx *ctx, int failed, const char *msg);
-
 /* Compute of one thread in one iteration: base_us with the noise model applied. */
 void pat_compute(const pt_common *c, double base_us, int thread, long iter);
-/* OpenMP must give exactly c->threads threads (partitions would stay unready). */
-void pat_require_threads(pt_ctx *ctx, const pt_common *c);
 
 #endif

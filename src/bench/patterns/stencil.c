@@ -139,10 +139,10 @@ int main(int argc, char **argv)
             pt_fail(&ctx, "strategy partitioned: this MPI library has no partitioned communication");
     if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
         pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
-    pat_require_threads(&ctx, c);
+    pt_require_omp_threads(&ctx, c->threads);
     pat_field field;
     int failed = pat_field_alloc(&field, grid.local, s.ghost, s.vars) != 0;
-    pat_check_all(&ctx, failed, "cannot allocate the cells");
+    pt_check_all(&ctx, failed, "cannot allocate the cells");
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_EXCHANGE};
     if (ctx.rank == 0)
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
         pat_counter cnt = {0};
         pat_ghost_case gc;
         failed = pat_ghost_setup(&gc, c, &grid, &field, &spec, 1, compute_us, 0, comm, &cnt, err, sizeof err);
-        pat_check_all(&ctx, failed, err);
+        pt_check_all(&ctx, failed, err);
         pat_case_ops ops = pat_ghost_ops(&gc);
         const char *name = strategies[s.strategies.v[i]];
         if (st == PAT_PARTITIONED && s.early_unpack)

@@ -417,7 +417,7 @@ int main(int argc, char **argv)
             pt_fail(&ctx, "mode partitioned: this MPI library has no partitioned communication");
     if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
         pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
-    pat_require_threads(&ctx, c);
+    pt_require_omp_threads(&ctx, c->threads);
     int nkb = grid.local[2] / s.kba;
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_SWEEP};
