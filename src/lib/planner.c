@@ -1,0 +1,89 @@
+/* Aggregation planner. The model parameters (PARTITA_LOGGP) and the tuning
+ * table (PARTITA_TUNING) are read once, on first use; an unreadable file gives
+ * one warning on stderr and the built-in defaults (or no table). */
+#include "planner.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "partita/model.h"
+
+static ptm_params params;
+static ptm_table *table;
+static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+
+static void load_files(void)
+{
+    char err[512];
+    /* $PARTITA_LOGGP, else the file `partita loggp` saved, else built-in defaults;
+     * an unusable file is named in a one-time warning, never fatal */
+    ptm_params_load_default(&params);
+    const char *path = getenv("PARTITA_TUNING");
+    if (path && *path) {
+        table = ptm_table_load(path, err, sizeof err);
+        if (!table)
+            fprintf(stderr, "partita: warning: PARTITA_TUNING: %s; the table policy uses the model\n", err);
+    }
+}
+
+static int clamp_parts(long long n, int partitions)
+{
+    return n < 1 ? 1 : n > partitions ? partitions : (int)n;
+}
+
+static int modelled(const pt_settings *s, size_t total, int partitions)
+{
+    pthread_once(&loaded, load_files);
+    if (total == 0)
+        return 1;
+    return clamp_parts(ptm_optimal_transport(&params, total, partitions, s->delay_us), partitions);
+}
+
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions)
+{
+    if (partitions < 1)
+        return 1;
+    size_t total = part_bytes * (size_t)partitions;
+    switch (s->policy) {
+    case PT_POLICY_NONE:
+        return partitions;
+    case PT_POLICY_BULK:
+        return 1;
+    case PT_POLICY_FIXED:
+        return clamp_parts(s->transport_parts, partitions);
+    case PT_POLICY_STATIC: {
+        if (part_bytes == 0)
+            return 1;
+        size_t per = (s->min_bytes + part_bytes - 1) / part_bytes; /* partitions per group */
+        if (per < 1)
+            per = 1;
+        return clamp_parts((long long)(((size_t)partitions + per - 1) / per), partitions);
+    }
+    case PT_POLICY_TABLE:
+        pthread_once(&loaded, load_files);
+        if (table) {
+            int n = ptm_table_lookup(table, total, partitions);
+            if (n > 0)
+                return clamp_parts(n, partitions);
+        }
+        return modelled(s, total, partitions); /* what the table does not know */
+    case PT_POLICY_TIMER:
+        if (s->transport_parts > 0) /* a tuned group count, else the model's */
+            return clamp_parts(s->transport_parts, partitions);
+        return modelled(s, total, partitions);
+    case PT_POLICY_MODEL:
+    default:
+        return modelled(s, total, partitions);
+    }
+}
+
+long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)
+{
+    if (s->delta_us >= 0)
+        return llround(s->delta_us * 1e3);
+    pthread_once(&loaded, load_files);
+    double marking = 2.0 * group_parts * params.o_pready; /* twice the model's Pready cost: margin */
+    return llround((ptm_default_delta_us(&params, group_bytes) + marking) * 1e3);
+}

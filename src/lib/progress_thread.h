@@ -1,0 +1,14 @@
+/* Optional progress thread (PARTITA_PROGRESS_THREAD=1): flushes overdue timer
+ * groups and processes set-up messages while the application computes, at
+ * the cost of a thread that polls every PARTITA_PROGRESS_US microseconds
+ * (default 20). Needs MPI_THREAD_MULTIPLE; the interposer asks for it. */
+#ifndef PARTITA_PROGRESS_THREAD_H
+#define PARTITA_PROGRESS_THREAD_H
+
+/* Whether the environment asks for the thread. */
+int pt_progress_thread_wanted(void);
+/* Start it (after MPI_Init*). Returns 0, or -1 with a reason in err. */
+int pt_progress_thread_start(char *err, unsigned long errlen);
+void pt_progress_thread_stop(void);
+
+#endif

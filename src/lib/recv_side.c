@@ -1,0 +1,381 @@
+/* Receive side: the set-up message, the pre-posted persistent receives of the
+ * transport messages, MPI_Parrived and completion. A receiver partition is
+ * reported arrived once every transport message overlapping its bytes is in
+ * (and, for a non-contiguous datatype, unpacked from staging). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "request.h"
+#include "runtime.h"
+#include "setup_waiters.h"
+#include "partita/partita.h"
+
+int pt_recv_init(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    r->round = -1;
+    r->arrived = calloc((size_t)req->partitions, sizeof *r->arrived);
+    req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
+    if (!r->arrived || !req->hs_buf)
+        return pt_error(req->comm, PT_E_NO_MEM);
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    /* Posted now, in init order: MPI's ordering pairs it with the sender's
+     * init-time set-up message of the same (communicator, peer, tag). */
+    int rc = PMPI_Irecv(req->hs_buf, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
+    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+}
+
+/* Receiver partitions overlapping transport message j: [*lo, *hi], empty when *lo > *hi. */
+static void overlap(const pt_request *req, int j, int *lo, int *hi)
+{
+    const pt_recv_side *r = &req->u.r;
+    size_t a = r->tstart[j], b = r->tstart[j + 1];
+    if (r->sent_bytes == 0 || req->part_bytes == 0) {
+        /* Nothing to measure in bytes: map by partition index instead. */
+        long long first = (long long)r->hs[PT_HS_PARTS] * j / r->ntrans;
+        long long end = (long long)r->hs[PT_HS_PARTS] * (j + 1) / r->ntrans;
+        *lo = (int)(first * req->partitions / r->sparts);
+        *hi = (int)((end * req->partitions + r->sparts - 1) / r->sparts) - 1;
+    } else if (a == b) {
+        *lo = 1, *hi = 0;
+    } else {
+        *lo = (int)(a / req->part_bytes);
+        *hi = (int)((b - 1) / req->part_bytes);
+    }
+    if (*hi >= req->partitions)
+        *hi = req->partitions - 1;
+}
+
+/* The set-up message has arrived: build the receive plan. */
+static int setup(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    memcpy(r->hs, req->hs_buf, sizeof r->hs);
+    const int64_t *hs = r->hs;
+    if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
+        hs[PT_HS_NTRANS] > hs[PT_HS_PARTS] || hs[PT_HS_PART_BYTES] < 0 || hs[PT_HS_TAG_BASE] < 0 ||
+        hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT) {
+        r->ready = 1;
+        r->error = PT_E_SETUP; /* reported when the round completes */
+        return MPI_SUCCESS;
+    }
+    r->sparts = (int)hs[PT_HS_PARTS];
+    r->ntrans = (int)hs[PT_HS_NTRANS];
+    r->tag_base = (int)hs[PT_HS_TAG_BASE];
+    r->sent_bytes = (size_t)hs[PT_HS_PARTS] * (size_t)hs[PT_HS_PART_BYTES];
+    r->ready = 1;
+    /* Too much data: still receive it (into scratch space) so that the sender
+     * completes, and report the truncation when the round completes. */
+    int truncated = r->sent_bytes > req->part_bytes * (size_t)req->partitions;
+    if (truncated)
+        r->error = PT_E_TRUNCATE;
+    int N = r->ntrans, P = req->partitions;
+    r->tstart = malloc(((size_t)N + 1) * sizeof *r->tstart);
+    r->plo = malloc((size_t)N * sizeof *r->plo);
+    r->phi = malloc((size_t)N * sizeof *r->phi);
+    r->need = calloc((size_t)P, sizeof *r->need);
+    r->missing = calloc((size_t)P, sizeof *r->missing);
+    r->treq = malloc((size_t)N * sizeof *r->treq);
+    r->tdone = calloc((size_t)N, 1);
+    int staged = (!req->contiguous || truncated) && r->sent_bytes > 0;
+    if (staged)
+        r->staging = malloc(r->sent_bytes);
+    if (!r->tstart || !r->plo || !r->phi || !r->need || !r->missing || !r->treq || !r->tdone ||
+        (staged && !r->staging)) {
+        r->ntrans = 0;
+        r->error = PT_E_NO_MEM;
+        return MPI_SUCCESS;
+    }
+    r->dest = staged ? r->staging : req->buf + req->true_lb;
+    for (int j = 0; j <= N; j++)
+        r->tstart[j] = (size_t)((long long)j * r->sparts / N) * (size_t)hs[PT_HS_PART_BYTES];
+    for (int j = 0; j < N; j++) {
+        if (r->tstart[j + 1] - r->tstart[j] > INT_MAX || req->part_bytes > INT_MAX) {
+            r->ntrans = j;
+            r->error = PT_E_TOO_BIG;
+            return MPI_SUCCESS;
+        }
+        overlap(req, j, &r->plo[j], &r->phi[j]);
+        for (int p = r->plo[j]; p <= r->phi[j]; p++)
+            r->need[p]++;
+        int rc = PMPI_Recv_init(r->dest + r->tstart[j], (int)(r->tstart[j + 1] - r->tstart[j]), MPI_BYTE,
+                                req->peer_world, r->tag_base + j, pt_data_comm(), &r->treq[j]);
+        if (rc != MPI_SUCCESS) {
+            r->ntrans = j;
+            r->error = PT_E_NO_MEM;
+            return pt_error_mpi(req->comm, rc);
+        }
+    }
+    if ((hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) && pt_runs_setup(req) != MPI_SUCCESS) {
+        r->error = PT_E_NO_MEM;
+        return MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Reset the per-round state and post this round's receives. */
+static int begin_round(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return MPI_SUCCESS;
+    memcpy(r->missing, r->need, (size_t)req->partitions * sizeof *r->missing);
+    memset(r->tdone, 0, (size_t)r->ntrans);
+    r->ndone = 0;
+    r->narrived = 0;
+    for (int p = 0; p < req->partitions; p++)
+        if (r->need[p] == 0)
+            pt_recv_partition_in(req, p); /* no data comes for it */
+    int rc = PMPI_Startall(r->ntrans, r->treq);
+    if (rc == MPI_SUCCESS && r->split)
+        rc = pt_runs_round_start(req);
+    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+}
+
+int pt_recv_start(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    r->round++;
+    memset((void *)r->arrived, 0, (size_t)req->partitions * sizeof *r->arrived);
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    if (!r->ready) {
+        int flag = 0;
+        int rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return pt_error_mpi(req->comm, rc);
+        if (!flag) {
+            pt_waiters_add(req); /* posted by pt_recv_progress once the set-up message is in */
+            return MPI_SUCCESS;
+        }
+        if ((rc = setup(req)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (r->split)
+        pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
+    return begin_round(req);
+}
+
+/* Unpack receiver partition p from staging into the user's buffer. The last
+ * partition may end inside an element when the sender sends less than the
+ * receive describes: that element is packed from the buffer first, so the
+ * bytes that did not come keep their old contents. */
+static void unpack(pt_request *req, int p)
+{
+    pt_recv_side *r = &req->u.r;
+    size_t first = (size_t)p * req->part_bytes;
+    if (!r->staging || r->error || first >= r->sent_bytes || req->type_size == 0)
+        return;
+    size_t len = r->sent_bytes - first < req->part_bytes ? r->sent_bytes - first : req->part_bytes;
+    size_t whole = len / req->type_size, rest = len % req->type_size;
+    char *out = req->buf + (MPI_Aint)p * req->count * req->extent;
+    int position = 0;
+    if (whole)
+        PMPI_Unpack(r->staging + first, (int)(whole * req->type_size), &position, out, (int)whole, req->type,
+                    req->comm);
+    if (rest) {
+        char *elem = out + (MPI_Aint)whole * req->extent;
+        char *tmp = malloc(req->type_size);
+        if (!tmp)
+            return;
+        position = 0;
+        PMPI_Pack(elem, 1, req->type, tmp, (int)req->type_size, &position, req->comm);
+        memcpy(tmp, r->staging + first + whole * req->type_size, rest);
+        position = 0;
+        PMPI_Unpack(tmp, (int)req->type_size, &position, elem, 1, req->type, req->comm);
+        free(tmp);
+    }
+}
+
+/* Every byte of receive partition p is in: unpack it (staging) and report it. */
+void pt_recv_partition_in(pt_request *req, int p)
+{
+    pt_recv_side *r = &req->u.r;
+    if (atomic_load_explicit(&r->arrived[p], memory_order_relaxed))
+        return; /* already reported, by runs of a split group */
+    unpack(req, p);
+    r->narrived++;
+    atomic_store_explicit(&r->arrived[p], 1, memory_order_release);
+}
+
+/* Transport message j is complete in this round. */
+void pt_recv_message_done(pt_request *req, int j)
+{
+    pt_recv_side *r = &req->u.r;
+    if (r->tdone[j])
+        return;
+    r->tdone[j] = 1;
+    r->ndone++;
+    for (int p = r->plo[j]; p <= r->phi[j]; p++)
+        if (--r->missing[p] == 0)
+            pt_recv_partition_in(req, p);
+}
+
+/* Receive of transport message j completed with `bytes` bytes. */
+static void received(pt_request *req, int j, int bytes)
+{
+    pt_recv_side *r = &req->u.r;
+    if (r->split && bytes == 0 && r->tstart[j + 1] > r->tstart[j])
+        pt_runs_terminator(req, j); /* the group came in runs */
+    else
+        pt_recv_message_done(req, j);
+}
+
+int pt_recv_progress(pt_request *req, int lo, int hi)
+{
+    pt_recv_side *r = &req->u.r;
+    int rc;
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    if (!r->ready) {
+        int flag = 0;
+        if ((rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return pt_error_mpi(req->comm, rc);
+        if (!flag)
+            return MPI_SUCCESS;
+        if ((rc = setup(req)) != MPI_SUCCESS)
+            return rc;
+        if (atomic_load_explicit(&req->active, memory_order_acquire) && (rc = begin_round(req)) != MPI_SUCCESS)
+            return rc;
+    }
+    if ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans)
+        return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
+    if (lo < 0) {
+        lo = 0;
+        hi = r->ntrans - 1;
+    }
+    if (hi - lo < 8) {
+        for (int j = lo; j <= hi; j++) {
+            if (r->tdone[j])
+                continue;
+            int flag = 0;
+            MPI_Status st;
+            if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
+                return pt_error_mpi(req->comm, rc);
+            if (flag) {
+                int bytes = 0;
+                PMPI_Get_count(&st, MPI_BYTE, &bytes);
+                received(req, j, bytes);
+            }
+        }
+    } else {
+        int n = hi - lo + 1, out = 0;
+        int *idx = malloc((size_t)n * sizeof *idx);
+        MPI_Status *st = malloc((size_t)n * sizeof *st);
+        if (!idx || !st) {
+            free(idx);
+            free(st);
+            return pt_error(req->comm, PT_E_NO_MEM);
+        }
+        rc = PMPI_Testsome(n, &r->treq[lo], &out, idx, st);
+        for (int k = 0; rc == MPI_SUCCESS && out != MPI_UNDEFINED && k < out; k++) {
+            int bytes = 0;
+            PMPI_Get_count(&st[k], MPI_BYTE, &bytes);
+            received(req, lo + idx[k], bytes);
+        }
+        free(idx);
+        free(st);
+        if (rc != MPI_SUCCESS)
+            return pt_error_mpi(req->comm, rc);
+    }
+    return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
+}
+
+int pt_recv_all_arrived(const pt_request *req)
+{
+    return req->u.r.ready && req->u.r.narrived == req->partitions;
+}
+
+int pt_recv_round_done(const pt_request *req)
+{
+    const pt_recv_side *r = &req->u.r;
+    return req->proc_null || (r->ready && ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans));
+}
+
+void pt_recv_fill_status(const pt_request *req, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    if (req->proc_null) {
+        pt_fill_empty_status(status);
+        status->MPI_SOURCE = MPI_PROC_NULL;
+        return;
+    }
+    const pt_recv_side *r = &req->u.r;
+    status->MPI_SOURCE = req->peer;
+    status->MPI_TAG = req->tag;
+    status->MPI_ERROR = r->error ? pt_error_code((pt_err)r->error) : MPI_SUCCESS;
+    PMPI_Status_set_elements_x(status, MPI_BYTE,
+                               r->error == PT_E_TRUNCATE ? (MPI_Count)(req->part_bytes * (size_t)req->partitions)
+                               : r->error               ? 0
+                                                        : (MPI_Count)r->sent_bytes);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+int Partita_Parrived(MPI_Request request, int partition, int *flag)
+{
+    if (request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+    if (req->is_send)
+        return pt_error(req->comm, PT_E_PARRIVED_SEND);
+    if (partition < 0 || partition >= req->partitions)
+        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+    pt_recv_side *r = &req->u.r;
+    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null ||
+        atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    pt_background_progress();
+    int rc = MPI_SUCCESS;
+    /* Another thread progressing this request does our work too. */
+    if (pthread_mutex_trylock(&req->progress_lock) == 0) {
+        int lo = -1, hi = -1;
+        if (r->ready && !r->error && r->ntrans > 0) {
+            /* The messages overlapping this partition: a binary search on their
+             * receiver-partition ranges, which are sorted. */
+            int a = 0, b = r->ntrans - 1;
+            while (a < b) {
+                int m = (a + b) / 2;
+                if (r->phi[m] < partition)
+                    a = m + 1;
+                else
+                    b = m;
+            }
+            lo = hi = a;
+            while (hi + 1 < r->ntrans && r->plo[hi + 1] <= partition)
+                hi++;
+        }
+        rc = pt_recv_progress(req, lo, hi);
+        pthread_mutex_unlock(&req->progress_lock);
+    }
+    *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
+    return rc;
+}
+
+void pt_recv_destroy(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    pt_waiters_remove(req);
+    if (r->split)
+        pt_runs_destroy(req);
+    for (int j = 0; r->treq && j < r->ntrans; j++)
+        PMPI_Request_free(&r->treq[j]);
+    free(r->tstart);
+    free(r->plo);
+    free(r->phi);
+    free(r->need);
+    free(r->missing);
+    free(r->treq);
+    free(r->tdone);
+    free(r->staging);
+    free((void *)r->arrived);
+}

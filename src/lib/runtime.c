@@ -1,0 +1,91 @@
+/* Partita_Init_hook / Partita_Comm_attach / Partita_Finalize_hook. */
+#include "runtime.h"
+
+#include <stdio.h>
+
+#include "comm_shadow.h"
+#include "errors.h"
+#include "handle_table.h"
+#include "orphans.h"
+#include "progress_thread.h"
+#include "partita/partita.h"
+#include "settings.h"
+#include "setup_waiters.h"
+#include "tag_alloc.h"
+#include "timer_registry.h"
+
+static int initialised;
+static MPI_Comm data_comm = MPI_COMM_NULL;
+static int tag_ub = 32767;
+static char init_error[512];
+
+int pt_initialised(void) { return initialised; }
+MPI_Comm pt_data_comm(void) { return data_comm; }
+int pt_tag_ub(void) { return tag_ub; }
+const char *pt_init_error(void) { return init_error; }
+const char *Partita_Init_error(void) { return init_error; }
+int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE; }
+
+int pt_background_pending(void) { return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending(); }
+
+void pt_background_progress(void)
+{
+    pt_orphans_poll();
+    pt_waiters_poll();
+    pt_timers_poll();
+}
+
+int Partita_Init_hook(void)
+{
+    if (initialised)
+        return MPI_SUCCESS;
+    int flag = 0;
+    PMPI_Initialized(&flag);
+    if (!flag) {
+        snprintf(init_error, sizeof init_error, "Partita_Init_hook called before MPI_Init");
+        return MPI_ERR_OTHER;
+    }
+    if (pt_settings_load_env(init_error, sizeof init_error) != 0)
+        return MPI_ERR_OTHER;
+    pt_errors_init();
+    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &data_comm);
+    if (rc != MPI_SUCCESS) {
+        snprintf(init_error, sizeof init_error, "could not duplicate MPI_COMM_WORLD");
+        return rc;
+    }
+    PMPI_Comm_set_errhandler(data_comm, MPI_ERRORS_RETURN);
+    int *ub = NULL;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    tag_ub = (flag && ub) ? *ub : 32767;
+    pt_tags_init(tag_ub);
+    if ((rc = pt_shadow_init()) != MPI_SUCCESS || (rc = pt_shadow_attach(MPI_COMM_WORLD)) != MPI_SUCCESS ||
+        (rc = pt_shadow_attach(MPI_COMM_SELF)) != MPI_SUCCESS) {
+        snprintf(init_error, sizeof init_error, "could not create private communicators");
+        return rc;
+    }
+    initialised = 1;
+    if (pt_progress_thread_wanted() && pt_progress_thread_start(init_error, sizeof init_error) != 0)
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
+}
+
+int Partita_Comm_attach(MPI_Comm comm)
+{
+    if (!initialised)
+        return MPI_SUCCESS; /* nothing partitioned can happen before init */
+    return pt_shadow_attach(comm);
+}
+
+int Partita_Finalize_hook(void)
+{
+    if (!initialised)
+        return MPI_SUCCESS;
+    pt_progress_thread_stop();
+    pt_orphans_finalize();
+    pt_shadow_finalize();
+    PMPI_Comm_free(&data_comm);
+    pt_tags_finalize();
+    pt_table_release();
+    initialised = 0;
+    return MPI_SUCCESS;
+}

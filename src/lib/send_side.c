@@ -1,0 +1,345 @@
+/* Send side: the transport plan, MPI_Pready (lock-free: one atomic per group,
+ * the group's last contributor starts the group's message) and completion. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_shadow.h"
+#include "errors.h"
+#include "planner.h"
+#include "request.h"
+#include "runtime.h"
+#include "tag_alloc.h"
+#include "timer_registry.h"
+#include "partita/partita.h"
+
+/* Buffer address, element count and datatype of user partitions [first, end). */
+static void span(const pt_request *req, int first, int end, void **addr, MPI_Count *n, MPI_Datatype *type)
+{
+    if (req->contiguous) {
+        *addr = req->buf + req->true_lb + (size_t)first * req->part_bytes;
+        *n = (MPI_Count)((size_t)(end - first) * req->part_bytes);
+        *type = MPI_BYTE;
+    } else {
+        *addr = req->buf + (MPI_Aint)first * req->count * req->extent;
+        *n = (MPI_Count)(end - first) * req->count;
+        *type = req->type;
+    }
+}
+
+int pt_send_span_isend(pt_request *req, int first, int end, int tag, MPI_Request *out)
+{
+    void *addr;
+    MPI_Count n;
+    MPI_Datatype type;
+    span(req, first, end, &addr, &n, &type);
+    return PMPI_Isend(addr, (int)n, type, req->peer_world, tag, pt_data_comm(), out);
+}
+
+/* Chunks of up to 64 partitions per group, and each partition's slot. */
+static int build_chunks(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    int n = 0;
+    for (int j = 0; j < s->ntrans; j++) {
+        s->groups[j].nchunks = (s->bound[j + 1] - s->bound[j] + 63) / 64;
+        n += s->groups[j].nchunks;
+    }
+    s->nchunks = n;
+    s->chunks = aligned_alloc(PT_CACHE_LINE, (size_t)(n ? n : 1) * sizeof *s->chunks);
+    s->slot = malloc((size_t)req->partitions * sizeof *s->slot);
+    if (!s->chunks || !s->slot)
+        return -1;
+    memset(s->chunks, 0, (size_t)n * sizeof *s->chunks);
+    int c = 0;
+    for (int j = 0; j < s->ntrans; j++) {
+        for (int first = s->bound[j]; first < s->bound[j + 1]; first += 64, c++) {
+            int len = s->bound[j + 1] - first < 64 ? s->bound[j + 1] - first : 64;
+            s->chunks[c].full = len == 64 ? ~(uint64_t)0 : (((uint64_t)1 << len) - 1);
+            s->chunks[c].group = j;
+            for (int k = 0; k < len; k++)
+                s->slot[first + k] = (uint32_t)c << 6 | (uint32_t)k;
+        }
+    }
+    return 0;
+}
+
+int pt_send_init(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    int P = req->partitions;
+    s->round = -1;
+    if (req->proc_null) {
+        s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
+        return s->part ? MPI_SUCCESS : pt_error(req->comm, PT_E_NO_MEM);
+    }
+    int N = pt_plan_transport(&req->settings, req->part_bytes, P);
+    s->ntrans = N;
+    s->bound = malloc(((size_t)N + 1) * sizeof *s->bound);
+    s->groups = aligned_alloc(PT_CACHE_LINE, (size_t)N * sizeof *s->groups);
+    s->treq = malloc((size_t)N * sizeof *s->treq);
+    req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
+    if (!s->bound || !s->groups || !s->treq || !req->hs_buf) {
+        s->ntrans = 0;
+        return pt_error(req->comm, PT_E_NO_MEM);
+    }
+    memset(s->groups, 0, (size_t)N * sizeof *s->groups);
+    for (int j = 0; j <= N; j++)
+        s->bound[j] = (int)((long long)j * P / N); /* balanced: sizes differ by at most one */
+    if (build_chunks(req) != 0) {
+        s->ntrans = 0;
+        return pt_error(req->comm, PT_E_NO_MEM);
+    }
+    /* The timer only matters when some group holds more than one partition.
+     * s->split is set once its state exists (destroy looks at it). */
+    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P;
+    if (split && !(s->part = calloc((size_t)P, sizeof *s->part))) {
+        s->ntrans = 0;
+        return pt_error(req->comm, PT_E_NO_MEM);
+    }
+    s->tag_count = N + (split ? 1 : 0);
+    if (pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
+        s->tag_count = 0;
+        s->ntrans = 0;
+        return pt_error(req->comm, PT_E_TAGS);
+    }
+    for (int j = 0; j < N; j++) {
+        void *addr;
+        MPI_Count n;
+        MPI_Datatype type;
+        span(req, s->bound[j], s->bound[j + 1], &addr, &n, &type);
+        if (n > INT_MAX) {
+            s->ntrans = j;
+            return pt_error(req->comm, PT_E_TOO_BIG);
+        }
+        int rc = PMPI_Send_init(addr, (int)n, type, req->peer_world, s->tag_base + j, pt_data_comm(), &s->treq[j]);
+        if (rc != MPI_SUCCESS) {
+            s->ntrans = j; /* only these exist */
+            return pt_error_mpi(req->comm, rc);
+        }
+    }
+    if (split) {
+        int group_parts = (P + N - 1) / N;
+        s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
+        if (pt_timer_alloc(req) != 0) {
+            pt_timer_free(req);
+            return pt_error(req->comm, PT_E_NO_MEM);
+        }
+        s->split = 1;
+        pt_timers_register(req);
+    }
+    int64_t *hs = req->hs_buf;
+    hs[PT_HS_MAGIC] = PT_HS_MAGIC_VALUE;
+    hs[PT_HS_PARTS] = P;
+    hs[PT_HS_NTRANS] = N;
+    hs[PT_HS_PART_BYTES] = (int64_t)req->part_bytes;
+    hs[PT_HS_TAG_BASE] = s->tag_base;
+    hs[PT_HS_FLAGS] = split ? PT_HS_FLAG_SPLIT : 0;
+    hs[PT_HS_POLICY] = req->settings.policy;
+    /* Local: an eager message the receiver's init-time receive will match. */
+    int rc = PMPI_Isend(hs, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
+    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+}
+
+void pt_send_start(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    s->round++;
+    if (s->part)
+        memset((void *)s->part, 0, (size_t)req->partitions * sizeof *s->part);
+    for (int c = 0; c < s->nchunks; c++)
+        atomic_store_explicit(&s->chunks[c].mask, 0, memory_order_relaxed);
+    for (int j = 0; j < s->ntrans; j++) {
+        atomic_store_explicit(&s->groups[j].remaining, s->groups[j].nchunks, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].state, PT_GROUP_OPEN, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].issued, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].first_ready_ns, 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
+    s->completed_upto = 0;
+    if (s->split)
+        pt_timer_round_reset(req);
+}
+
+/* The last contributor of group g sends it. */
+int pt_issue_group(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    int rc = MPI_SUCCESS;
+    int expected = PT_GROUP_OPEN;
+    if (!s->split || atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE))
+        rc = PMPI_Start(&s->treq[g]);
+    else
+        rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
+    atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
+    atomic_fetch_add_explicit(&s->groups_done, 1, memory_order_acq_rel);
+    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+}
+
+/* Mark one partition: one atomic fetch-or on its chunk; the thread that
+ * completes a chunk counts it off its group, the one that completes the
+ * group sends it. */
+static inline int mark(pt_request *req, int p)
+{
+    pt_send_side *s = &req->u.s;
+    if (p < 0 || p >= req->partitions)
+        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+    if (s->part) {
+        /* Timer: the state must be READY before the bit is visible, so that
+         * whoever completes the group finds every partition claimable. */
+        if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
+            return pt_error(req->comm, PT_E_PREADY_TWICE);
+        atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
+        if (req->proc_null)
+            return MPI_SUCCESS;
+    }
+    uint32_t v = s->slot[p];
+    pt_chunk *c = &s->chunks[v >> 6];
+    uint64_t bit = (uint64_t)1 << (v & 63);
+    /* An add is a plain `lock xadd` (a fetch-or that returns the old value
+     * is a compare-and-swap loop) and equals the or while the bit is clear. */
+    uint64_t before = atomic_fetch_add_explicit(&c->mask, bit, memory_order_acq_rel);
+    if (before & bit) {
+        atomic_fetch_sub_explicit(&c->mask, bit, memory_order_relaxed); /* undo the carry */
+        return pt_error(req->comm, PT_E_PREADY_TWICE);
+    }
+    if (s->split && before == 0)
+        pt_timer_on_first_ready(req, c->group);
+    int g = c->group;
+    if (before + bit == c->full &&
+        (s->groups[g].nchunks == 1 ||
+         atomic_fetch_sub_explicit(&s->groups[g].remaining, 1, memory_order_acq_rel) == 1))
+        return pt_issue_group(req, g);
+    if (s->split)
+        pt_timer_check_group(req, g); /* the group may have waited long enough */
+    return MPI_SUCCESS;
+}
+
+/* The request behind a Pready* handle, or an error code in *rc. */
+static inline pt_request *sender_of(MPI_Request handle, int *rc)
+{
+    pt_request *req = pt_lookup(handle);
+    *rc = MPI_SUCCESS;
+    if (!req)
+        *rc = pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+    else if (!req->is_send)
+        *rc = pt_error(req->comm, PT_E_PREADY_RECV);
+    else if (!atomic_load_explicit(&req->active, memory_order_acquire))
+        *rc = pt_error(req->comm, PT_E_PREADY_INACTIVE);
+    else
+        return req;
+    return NULL;
+}
+
+int Partita_Pready(int partition, MPI_Request request)
+{
+    int rc;
+    pt_request *req = sender_of(request, &rc);
+    return req ? mark(req, partition) : rc;
+}
+
+int Partita_Pready_range(int partition_low, int partition_high, MPI_Request request)
+{
+    int rc;
+    pt_request *req = sender_of(request, &rc);
+    if (!req)
+        return rc;
+    if (partition_low < 0 || partition_high >= req->partitions || partition_low > partition_high)
+        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+    for (int p = partition_low; p <= partition_high; p++)
+        if ((rc = mark(req, p)) != MPI_SUCCESS)
+            return rc;
+    return MPI_SUCCESS;
+}
+
+int Partita_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
+{
+    int rc;
+    pt_request *req = sender_of(request, &rc);
+    if (!req)
+        return rc;
+    for (int i = 0; i < length; i++)
+        if ((rc = mark(req, array_of_partitions[i])) != MPI_SUCCESS)
+            return rc;
+    return MPI_SUCCESS;
+}
+
+int pt_send_progress(pt_request *req, int *done)
+{
+    pt_send_side *s = &req->u.s;
+    *done = 0;
+    if (req->proc_null) {
+        *done = 1;
+        return MPI_SUCCESS;
+    }
+    if (s->split)
+        pt_timer_flush_due(req);
+    /* Test issued groups in order; this also drives MPI's progress engine
+     * while other threads are still marking partitions. */
+    while (s->completed_upto < s->ntrans &&
+           atomic_load_explicit(&s->groups[s->completed_upto].issued, memory_order_acquire)) {
+        int flag = 0;
+        int rc = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return pt_error_mpi(req->comm, rc);
+        if (!flag)
+            return MPI_SUCCESS;
+        s->completed_upto++;
+    }
+    if (atomic_load_explicit(&s->groups_done, memory_order_acquire) < s->ntrans)
+        return MPI_SUCCESS;
+    if (s->split)
+        return pt_timer_runs_complete(req, done);
+    *done = 1;
+    return MPI_SUCCESS;
+}
+
+void pt_send_destroy(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    if (s->split) {
+        pt_timers_unregister(req);
+        pt_timer_free(req);
+    }
+    for (int j = 0; s->treq && j < s->ntrans; j++)
+        PMPI_Request_free(&s->treq[j]);
+    if (s->tag_count)
+        pt_tags_free(s->tag_base, s->tag_count);
+    free(s->bound);
+    free(s->groups);
+    free(s->chunks);
+    free(s->slot);
+    free(s->treq);
+    free((void *)s->part);
+}
+
+int Partita_Request_plan(MPI_Request request, int *transport_parts, const char **policy)
+{
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+    if (req->is_send) {
+        *transport_parts = req->proc_null ? 0 : req->u.s.ntrans;
+        if (policy)
+            *policy = pt_policy_name(req->settings.policy);
+    } else {
+        *transport_parts = req->u.r.ready ? req->u.r.ntrans : -1;
+        if (policy)
+            *policy = req->u.r.ready ? pt_policy_name((pt_policy)req->u.r.hs[PT_HS_POLICY]) : "unknown";
+    }
+    return MPI_SUCCESS;
+}
+
+int Partita_Request_runs(MPI_Request request, int *runs)
+{
+    pt_request *req = pt_lookup(request);
+    if (!req || !req->is_send)
+        return pt_error(req ? req->comm : MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+    *runs = 0;
+    if (req->u.s.split) {
+        pthread_mutex_lock(&req->u.s.split_lock);
+        *runs = req->u.s.nhdr;
+        pthread_mutex_unlock(&req->u.s.split_lock);
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,37 @@
+/* Aggregation settings of a request: the global defaults from the environment,
+ * overridden per request by MPI_Info keys. */
+#ifndef PARTITA_SETTINGS_H
+#define PARTITA_SETTINGS_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+typedef enum {
+    PT_POLICY_NONE,   /* one transport message per user partition */
+    PT_POLICY_BULK,   /* one message when every partition is ready */
+    PT_POLICY_STATIC, /* consecutive partitions grouped up to min_bytes */
+    PT_POLICY_MODEL,  /* the PLogGP model picks the message count */
+    PT_POLICY_TIMER,  /* model groups, plus flushing ready runs after delta */
+    PT_POLICY_FIXED,  /* exactly transport_parts messages (capped at the partitions) */
+    PT_POLICY_TABLE,  /* the tuning table's count, the model's when it has none */
+    PT_POLICY_COUNT
+} pt_policy;
+
+typedef struct pt_settings {
+    pt_policy policy;
+    size_t min_bytes;    /* static: smallest transport message */
+    double delta_us;     /* timer: hold time of a partly ready group; < 0: from the model */
+    double delay_us;     /* model/timer: expected delay of the last partition */
+    int transport_parts; /* fixed: messages per round; 0: unset */
+} pt_settings;
+
+const char *pt_policy_name(pt_policy p);
+/* Read the environment once. Returns 0, or -1 with a one-line message in err. */
+int pt_settings_load_env(char *err, size_t errlen);
+/* The environment's settings (pt_settings_load_env must have succeeded). */
+const pt_settings *pt_settings_global(void);
+/* The global settings overridden by the partita_* keys of info (may be
+ * MPI_INFO_NULL). Returns 0, or -1 with a one-line message in err. */
+int pt_settings_from_info(MPI_Info info, pt_settings *out, char *err, size_t errlen);
+
+#endif

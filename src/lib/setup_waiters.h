@@ -1,0 +1,16 @@
+/* Receive requests started before their sender's set-up message arrived.
+ * Until it is processed, their transport receives are not posted, so a
+ * sender (in this or another process) may wait on them; every partita call in
+ * the process therefore looks at this list in passing (for a self-send this
+ * is what lets the sender's MPI_Wait complete). */
+#ifndef PARTITA_SETUP_WAITERS_H
+#define PARTITA_SETUP_WAITERS_H
+
+struct pt_request;
+
+void pt_waiters_add(struct pt_request *req);
+void pt_waiters_remove(struct pt_request *req);
+void pt_waiters_poll(void);
+int pt_waiters_pending(void);
+
+#endif

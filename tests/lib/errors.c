@@ -1,0 +1,102 @@
+/* Erroneous use is reported through the communicator's error handler with a
+ * fitting error class (run on 1 rank; pairs are self-sends on MPI_COMM_SELF).
+ *   errors            every case with MPI_ERRORS_RETURN, checking the class
+ *   errors fatal      marks a partition twice under the default handler:
+ *                     the run must abort with partita's message */
+#include "ptest.h"
+
+#define PARTS 4
+
+static int expect(int rc, int cls, const char *what)
+{
+    CHECK(ptest_class(rc) == cls, "%s: got class %d, expected %d", what, ptest_class(rc), cls);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    double sbuf[PARTS], rbuf[PARTS];
+    MPI_Request s, r, bad;
+    MPI_Comm c = MPI_COMM_SELF;
+    if (argc > 1 && !strcmp(argv[1], "fatal")) {
+        OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &s));
+        OK(MPI_Start(&s));
+        MPI_Pready(1, s);
+        MPI_Pready(1, s); /* must not return */
+        printf("errors: a duplicate MPI_Pready returned under MPI_ERRORS_ARE_FATAL\n");
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 1)
+        ptest_usage("errors: the only argument is `fatal`");
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    expect(MPI_Psend_init(sbuf, 0, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG, "send, 0 partitions");
+    expect(MPI_Precv_init(rbuf, -1, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG, "recv, -1 partitions");
+    expect(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK,
+           "MPI_ANY_SOURCE");
+    expect(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, MPI_ANY_TAG, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG,
+           "MPI_ANY_TAG");
+    expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 5, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK, "rank 5 of 1");
+    expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, -3, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG, "negative tag");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "sometimes");
+    expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, info, &bad), MPI_ERR_INFO_VALUE, "bad policy info");
+    MPI_Info_free(&info);
+
+    OK(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &r));
+    OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &s));
+    expect(MPI_Pready(0, s), MPI_ERR_REQUEST, "Pready before Start");
+    OK(MPI_Start(&s));
+    OK(MPI_Start(&r));
+    expect(MPI_Start(&s), MPI_ERR_REQUEST, "Start on an active request");
+    expect(MPI_Pready(PARTS, s), MPI_ERR_ARG, "Pready index == partitions");
+    expect(MPI_Pready(-1, s), MPI_ERR_ARG, "Pready index -1");
+    expect(MPI_Pready_range(2, PARTS, s), MPI_ERR_ARG, "Pready_range past the end");
+    expect(MPI_Pready(0, r), MPI_ERR_REQUEST, "Pready on a receive request");
+    int flag;
+    expect(MPI_Parrived(s, 0, &flag), MPI_ERR_REQUEST, "Parrived on a send request");
+    expect(MPI_Parrived(r, PARTS, &flag), MPI_ERR_ARG, "Parrived index == partitions");
+    OK(MPI_Pready(0, s));
+    expect(MPI_Pready(0, s), MPI_ERR_ARG, "Pready twice in one round");
+    int dup[2] = { 1, 1 }; /* not const: Open MPI 5 declares a non-const array */
+    expect(MPI_Pready_list(2, dup, s), MPI_ERR_ARG, "Pready_list naming a partition twice");
+    expect(MPI_Request_free(&s), MPI_ERR_REQUEST, "free an active send request");
+    expect(MPI_Request_free(&r), MPI_ERR_REQUEST, "free an active receive request");
+    expect(MPI_Cancel(&r), MPI_ERR_REQUEST, "cancel an active request");
+    CHECK(s != MPI_REQUEST_NULL && r != MPI_REQUEST_NULL, "a failed free must keep the handle");
+
+    /* Partitioned calls on an ordinary request. */
+    int x = 0;
+    MPI_Request plain;
+    MPI_Irecv(&x, 1, MPI_INT, 0, 99, c, &plain);
+    expect(MPI_Pready(0, plain), MPI_ERR_REQUEST, "Pready on an MPI_Irecv request");
+    expect(MPI_Parrived(plain, 0, &flag), MPI_ERR_REQUEST, "Parrived on an MPI_Irecv request");
+    int y = 1;
+    MPI_Send(&y, 1, MPI_INT, 0, 99, c);
+    MPI_Wait(&plain, MPI_STATUS_IGNORE);
+
+    /* The pair still works after all that. */
+    for (int p = 2; p < PARTS; p++)
+        OK(MPI_Pready(p, s));
+    MPI_Request both[2] = { s, r };
+    OK(MPI_Waitall(2, both, MPI_STATUSES_IGNORE));
+    OK(MPI_Request_free(&s));
+    OK(MPI_Request_free(&r));
+
+    /* The sender sends more than the receive holds: MPI_ERR_TRUNCATE at completion. */
+    OK(MPI_Precv_init(rbuf, 2, 1, MPI_DOUBLE, 0, 1, c, MPI_INFO_NULL, &r));
+    OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 1, c, MPI_INFO_NULL, &s));
+    OK(MPI_Start(&r));
+    OK(MPI_Start(&s));
+    OK(MPI_Pready_range(0, PARTS - 1, s));
+    OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    MPI_Status st;
+    expect(MPI_Wait(&r, &st), MPI_ERR_TRUNCATE, "receive smaller than the message");
+    OK(MPI_Request_free(&s));
+    OK(MPI_Request_free(&r));
+    return ptest_finish("errors");
+}

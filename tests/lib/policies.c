@@ -1,0 +1,182 @@
+/* Aggregation policies chosen per request through MPI_Info (2 ranks): the
+ * sender's transport message count for each policy, the receiver learning it
+ * from the set-up message, and correct data under each. Then the timer policy
+ * with a laggard: seven of eight partitions are ready, the sender's MPI_Test
+ * lets delta pass and must send them as runs before the eighth is ready, and
+ * the receiver must see them arrive before the eighth is marked.
+ *   policies            as above
+ *   policies thread     the same, but the sender makes no MPI call while it
+ *                       waits: the progress thread (PARTITA_PROGRESS_THREAD=1)
+ *                       must send the runs
+ *   policies table N    the table policy must use N messages (PARTITA_TUNING) */
+#include <time.h>
+
+#include "partita/partita.h"
+#include "ptest.h"
+
+#define PARTS 8
+#define PER 1024
+
+typedef struct pcase {
+    const char *policy, *key, *value;
+    int expect; /* transport messages; 0: anything in [1, PARTS] */
+} pcase;
+
+static const pcase cases[] = {
+    { "none", NULL, NULL, PARTS },
+    { "bulk", NULL, NULL, 1 },
+    { "fixed", "partita_transport_parts", "3", 3 },
+    { "fixed", "partita_transport_parts", "100", PARTS },
+    { "static", "partita_min_bytes", "20000", 3 }, /* 8 KiB partitions: 3 per group, 3 groups */
+    { "static", "partita_min_bytes", "1", PARTS },
+    { "model", NULL, NULL, 0 },
+    { "timer", "partita_delta_us", "5", 0 },
+    { "table", NULL, NULL, 0 },
+};
+
+static double value(int c, int i) { return c * 100000.0 + i; }
+
+static void pause_ms(int ms)
+{
+    struct timespec t = { 0, ms * 1000000L };
+    nanosleep(&t, NULL);
+}
+
+static MPI_Info info_for(const pcase *pc)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", pc->policy);
+    if (pc->key)
+        MPI_Info_set(info, pc->key, pc->value);
+    return info;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int by_thread = argc > 1 && !strcmp(argv[1], "thread");
+    int table_expect = 0;
+    if (argc > 2 && !strcmp(argv[1], "table"))
+        table_expect = atoi(argv[2]);
+    else if (argc > 1 && !by_thread)
+        ptest_usage("policies: arguments are `thread` or `table N`");
+    if (argc > 2 && table_expect < 1)
+        ptest_usage("policies: `table N` needs N >= 1");
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2)
+        ptest_usage("policies: run with 2 ranks");
+    static double buf[PARTS * PER];
+    int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int c = 0; c < ncases; c++) {
+        MPI_Request req;
+        MPI_Info info = info_for(&cases[c]);
+        int n = -2;
+        const char *name = NULL;
+        if (rank == 0) {
+            OK(MPI_Psend_init(buf, PARTS, PER, MPI_DOUBLE, 1, c, MPI_COMM_WORLD, info, &req));
+            OK(Partita_Request_plan(req, &n, &name));
+            CHECK(!strcmp(name, cases[c].policy), "case %d: policy %s", c, name);
+            int expect = cases[c].expect;
+            if (!strcmp(cases[c].policy, "table") && table_expect)
+                expect = table_expect;
+            if (expect)
+                CHECK(n == expect, "%s: %d transport messages, expected %d", cases[c].policy, n, expect);
+            else
+                CHECK(n >= 1 && n <= PARTS, "%s: %d transport messages", cases[c].policy, n);
+            for (int i = 0; i < PARTS * PER; i++)
+                buf[i] = value(c, i);
+            OK(MPI_Start(&req));
+            for (int p = 0; p < PARTS; p++)
+                OK(MPI_Pready(p, req));
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            MPI_Send(&n, 1, MPI_INT, 1, 1000, MPI_COMM_WORLD);
+        } else {
+            memset(buf, 0, sizeof buf);
+            OK(MPI_Precv_init(buf, PARTS / 2, 2 * PER, MPI_DOUBLE, 0, c, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+            OK(MPI_Start(&req));
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            int sent = 0, wrong = 0;
+            MPI_Recv(&sent, 1, MPI_INT, 0, 1000, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            OK(Partita_Request_plan(req, &n, &name));
+            CHECK(n == sent && !strcmp(name, cases[c].policy), "receiver learnt %d (%s), sender uses %d (%s)", n,
+                  name, sent, cases[c].policy);
+            for (int i = 0; i < PARTS * PER; i++)
+                wrong += buf[i] != value(c, i);
+            CHECK(wrong == 0, "%s: %d wrong doubles", cases[c].policy, wrong);
+        }
+        MPI_Info_free(&info);
+        OK(MPI_Request_free(&req));
+    }
+
+    /* Timer with a laggard, several rounds. */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "timer");
+    MPI_Info_set(info, "partita_delta_us", "0");
+    MPI_Info_set(info, "partita_transport_parts", "1");
+    MPI_Request req;
+    for (int round = 0; round < 4; round++) {
+        if (rank == 0) {
+            if (round == 0) {
+                OK(MPI_Psend_init(buf, PARTS, PER, MPI_DOUBLE, 1, 50, MPI_COMM_WORLD, info, &req));
+            }
+            for (int i = 0; i < PARTS * PER; i++)
+                buf[i] = value(round, i);
+            OK(MPI_Start(&req));
+            int laggard = round % PARTS;
+            for (int p = 0; p < PARTS; p++)
+                if (p != laggard)
+                    OK(MPI_Pready(p, req));
+            int flag = 0, runs = -1;
+            if (by_thread) {
+                /* No MPI call here: Partita_Request_runs only reads a counter. */
+                for (int waited = 0; waited < 10000; waited++) {
+                    OK(Partita_Request_runs(req, &runs));
+                    if (runs >= 1)
+                        break;
+                    pause_ms(1);
+                }
+            } else {
+                pause_ms(1);
+                OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* delta has passed: the ready runs go now */
+                CHECK(!flag, "timer: send complete without its laggard");
+            }
+            OK(Partita_Request_runs(req, &runs));
+            int n = 0;
+            OK(Partita_Request_plan(req, &n, NULL));
+            if (n < PARTS)
+                CHECK(runs >= 1, "timer: round %d, %d groups, no run sent before the laggard", round, n);
+            /* The receiver sees the runs before the laggard is even ready. */
+            MPI_Recv(&flag, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            OK(MPI_Pready(laggard, req));
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            if (round == 0)
+                OK(MPI_Precv_init(buf, PARTS, PER, MPI_DOUBLE, 0, 50, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+            memset(buf, 0, sizeof buf);
+            OK(MPI_Start(&req));
+            int laggard = round % PARTS, flag = 0;
+            for (int p = 0; p < PARTS; p++) {
+                if (p == laggard)
+                    continue;
+                ptest_parrived_loop(req, p); /* in a run: before the laggard is marked */
+                CHECK(buf[p * PER] == value(round, p * PER), "timer round %d: partition %d reported early", round, p);
+            }
+            OK(MPI_Parrived(req, laggard, &flag));
+            CHECK(!flag, "timer round %d: the laggard reported before it was marked", round);
+            MPI_Send(&flag, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+            ptest_parrived_loop(req, laggard);
+            int wrong = 0;
+            for (int i = 0; i < PARTS * PER; i++)
+                wrong += buf[i] != value(round, i);
+            CHECK(wrong == 0, "timer round %d: %d wrong doubles", round, wrong);
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
+    }
+    OK(MPI_Request_free(&req));
+    MPI_Info_free(&info);
+    return ptest_finish("policies");
+}

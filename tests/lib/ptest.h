@@ -1,0 +1,85 @@
+/* Helpers shared by the libpartita conformance tests: checks that count
+ * failures, and the verdict every test prints at the end. Tests use the
+ * standard MPI_* names and run against the interposer. */
+#ifndef PARTITA_PTEST_H
+#define PARTITA_PTEST_H
+
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ptest_errors;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            int r_;                                                                            \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fprintf(stderr, "\n");                                                             \
+            ptest_errors++;                                                                    \
+        }                                                                                      \
+    } while (0)
+
+/* An MPI call that must succeed. */
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
+
+/* The error class of an MPI return code. */
+static inline int ptest_class(int code)
+{
+    int cls = code;
+    if (code != MPI_SUCCESS)
+        MPI_Error_class(code, &cls);
+    return cls;
+}
+
+/* Sum the failures of all ranks, print the verdict on rank 0, finalize.
+ * Returns the exit code. */
+static inline int ptest_finish(const char *name)
+{
+    int total = 0, rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(&ptest_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (total)
+            printf("%s: %d failed checks\n", name, total);
+        else
+            printf("%s: all checks passed\n", name);
+    }
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
+
+/* Bad command line: one line on rank 0, non-zero exit on all ranks. */
+static inline void ptest_usage(const char *msg)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "%s\n", msg);
+    MPI_Finalize();
+    exit(2);
+}
+
+/* 1 when req is a partita request: the interposer took the call (looked up
+ * at run time, so a test also works when partita is preloaded). */
+static inline int ptest_is_partita(MPI_Request req)
+{
+    int (*is)(MPI_Request) = (int (*)(MPI_Request))dlsym(RTLD_DEFAULT, "Partita_Is_partitioned");
+    return is && is(req);
+}
+
+#define CHECK_PARTITA(req) CHECK(ptest_is_partita(req), "request is not partita's: is the interposer loaded?")
+
+/* Sleep-free wait for a flag of a Parrived loop: spins on MPI_Parrived only. */
+static inline void ptest_parrived_loop(MPI_Request req, int partition)
+{
+    int flag = 0;
+    while (!flag)
+        MPI_Parrived(req, partition, &flag);
+}
+
+#endif
