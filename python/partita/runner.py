@@ -51,7 +51,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         t0 = time.monotonic()
         try:
             impl_env(build, impl)  # checks the implementation is available
-            o = run_program(build, spec.program, spec.args, np=np, impl=impl, timeout=spec.timeout,
+            o = run_program(build, spec.program, spec.args, np=np, impl=impl, env=spec.env, timeout=spec.timeout,
                             launcher=launcher, json_out=out / f"{base}.json")
         except LaunchError as e:
             entry.update(status="unavailable", reason=str(e), duration_s=0.0)

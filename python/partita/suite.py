@@ -9,6 +9,7 @@
     np = 2                        # optional
     impl = ["native", "partita:timer"]   # optional, default ["native"]
     timeout = 120                 # seconds, optional (default 600)
+    env = {PARTITA_PROGRESS_THREAD = "1"}   # optional: extra environment of every run
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class RunSpec:
     np: int
     impls: list[str]
     timeout: float
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,7 +77,7 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         where = f"{label}, run {i}"
         if not isinstance(r, dict):
             raise SuiteError(f"{where}: must be a table")
-        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout"}
+        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout", "env"}
         if unknown:
             raise SuiteError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         for key in ("name", "program"):
@@ -98,5 +100,9 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         timeout = r.get("timeout", 600)
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise SuiteError(f"{where}: 'timeout' must be a positive number of seconds")
-        suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout)))
+        env = r.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
+            raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")
+        suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout),
+                                  {k: str(v) for k, v in env.items()}))
     return suite

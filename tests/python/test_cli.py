@@ -47,6 +47,7 @@ def test_builtin_suites_parse():
     ({"run": [{"name": "a", "program": "x", "colour": 1}]}, "unknown key"),
     ({"run": [{"name": "a", "program": "x"}, {"name": "a", "program": "y"}]}, "duplicate"),
     ({"run": [{"name": "a", "program": "x", "timeout": -1}]}, "'timeout'"),
+    ({"run": [{"name": "a", "program": "x", "env": ["A=1"]}]}, "'env'"),
 ])
 def test_bad_suites(data, msg):
     with pytest.raises(SuiteError, match=re.escape(msg)):
@@ -122,3 +123,8 @@ def test_compare_marks_significant_changes(tmp_path):
     assert p.returncode == 0 and "lower" in p.stdout
     p = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "nothing"))
     assert p.returncode == 2 and "manifest.json" in p.stderr
+
+
+def test_suite_env_is_kept():
+    s = parse_suite({"run": [{"name": "a", "program": "x", "env": {"PARTITA_PROGRESS_THREAD": 1}}]}, "t", "t.toml")
+    assert s.runs[0].env == {"PARTITA_PROGRESS_THREAD": "1"}
