@@ -30,8 +30,18 @@ def load_result(path: Path) -> dict:
     return data
 
 
+# partita-p2p --metric NAME -> the metric it reports
+P2P_METRIC_CHOICE = {"overhead": "overhead", "perceived-bw": "perceived_bw", "availability": "availability",
+                     "early-bird": "early_bird", "early-arrival": "early_arrival", "pready-cost": "pready_ns"}
+
+
 def headline_metrics(result: dict) -> list[str]:
     names = HEADLINES.get(result.get("benchmark", ""), result.get("headline_metrics"))
+    chosen = result.get("config", {}).get("metric")
+    if result.get("benchmark") == "p2p" and chosen in P2P_METRIC_CHOICE:
+        names = [P2P_METRIC_CHOICE[chosen]]
+    elif result.get("benchmark") == "p2p" and chosen == "all":
+        names = names + ["pready_ns"]
     measured = [c for c in result.get("results", []) if "metrics" in c]
     if not measured:
         return []
