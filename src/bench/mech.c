@@ -6,7 +6,6 @@
  *
  * For every buffer size B, partition count P and scheme, the selected mechanisms
  * take turns round by round (so drift of a shared machine hits all alike). */
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +86,7 @@ static int build_plan(const mech_config *cfg, mech_case **plan)
     return n;
 }
 
-static void run_case(const pt_ctx *ctx, const mech_config *cfg, const pt_clock_offset *clk, const MPI_Comm *comms,
+static void run_case(pt_ctx *ctx, const mech_config *cfg, const pt_clock_offset *clk, const MPI_Comm *comms,
                      const mech_case *mc, mech_scheme scheme, int nk, mech_result *res)
 {
     const pt_common *c = &cfg->c;
@@ -102,8 +101,9 @@ static void run_case(const pt_ctx *ctx, const mech_config *cfg, const pt_clock_o
     for (int k = 0; ok && k < nk; k++)
         ok = mech_xfer_init(&x[k], res[k].kind, comms[k], sender, sender ? RECEIVER : SENDER, buf, mc->P,
                             mc->part_bytes) == 0;
-    if (!ok)
-        pt_abort((pt_ctx *)ctx, "out of memory for %zu bytes in %d partitions", B, mc->P);
+    char msg[128];
+    snprintf(msg, sizeof msg, "out of memory for %zu bytes in %d partitions", B, mc->P);
+    pt_check_all(ctx, !ok, msg);
     memset(buf, 0, B);
     int errors[MECH_NKINDS] = {0};
 
@@ -223,13 +223,7 @@ int main(int argc, char **argv)
     mech_case *plan;
     int ncases = build_plan(&cfg, &plan);
     check_plan(&ctx, plan, ncases, kinds, nk);
-    /* OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT, OMP_DYNAMIC): partitions would stay unmarked. */
-    int got = 0;
-#pragma omp parallel num_threads(c->threads)
-#pragma omp single
-    got = omp_get_num_threads();
-    if (got != c->threads)
-        pt_fail(&ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, c->threads);
+    pt_require_omp_threads(&ctx, c->threads);
     pt_open_output(&ctx, c);
 
     pt_clock_offset clk;

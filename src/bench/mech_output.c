@@ -1,7 +1,5 @@
 #include "mech_output.h"
 
-#include <math.h>
-
 static const struct { const char *name, *unit, *definition; } metric_defs[MECH_NMETRICS] = {
     {"bandwidth", "MB/s", "B / time_us: buffer bytes over the time from the sender's round start to completion on the receiver (MB = 1e6 bytes)"},
     {"time_us", "us", "sender's round start (after a barrier, just before its first MPI call of the round) to the receiver's completion (its MPI_Wait/MPI_Waitall or last MPI_Recv returned)"},
@@ -29,26 +27,6 @@ static void json_case_keys(pt_json *j, const mech_config *cfg, const mech_case *
     pt_json_int(j, "threads", cfg->c.threads);
 }
 
-/* 4 significant digits, but never an exponent for the large bandwidths. */
-static int fmt_num(char *buf, size_t len, double v)
-{
-    return snprintf(buf, len, fabs(v) >= 1000 ? "%.0f" : "%.4g", v);
-}
-
-static void text_cell(FILE *f, const pt_metric *m)
-{
-    pt_summary s;
-    pt_summarize(m->samples, m->n, &s);
-    char cell[96];
-    int n = fmt_num(cell, sizeof cell, s.median);
-    n += snprintf(cell + n, sizeof cell - (size_t)n, " [");
-    n += fmt_num(cell + n, sizeof cell - (size_t)n, s.ci_lo);
-    n += snprintf(cell + n, sizeof cell - (size_t)n, ",");
-    n += fmt_num(cell + n, sizeof cell - (size_t)n, s.ci_hi);
-    snprintf(cell + n, sizeof cell - (size_t)n, "]");
-    fprintf(f, " %28s", cell);
-}
-
 void mech_write_result(mech_out *o, const pt_ctx *ctx, const mech_config *cfg, const mech_case *mc,
                          mech_scheme scheme, const mech_result *r)
 {
@@ -59,7 +37,7 @@ void mech_write_result(mech_out *o, const pt_ctx *ctx, const mech_config *cfg, c
                 mech_kind_names[r->kind]);
         for (int m = 0; m < 2; m++) {
             pt_metric pm = metric_of(r, m, n);
-            text_cell(o->f, &pm);
+            pt_text_metric_cell(o->f, &pm, 28);
         }
         fprintf(o->f, " %10s\n", cfg->c.validate ? (r->errors ? "Fail" : "Pass") : "-");
     } else if (o->format == PT_FORMAT_JSON) {
