@@ -32,7 +32,11 @@ typedef struct p2p_config {
     int recv_parts; /* 0: same as send */
     int metric;
     int clock;      /* CLOCK_* */
+    int stamps;     /* STAMPS_* */
 } p2p_config;
+
+enum { STAMPS_SPAN, STAMPS_EACH };
+static const char *const stamp_names[] = {"span", "each", NULL};
 
 enum { CLOCK_AUTO, CLOCK_PINGPONG };
 static const char *const clock_names[] = {"auto", "pingpong", NULL};
@@ -85,6 +89,7 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     cfg->recv_parts = 0;
     cfg->metric = METRIC_ALL;
     cfg->clock = CLOCK_AUTO;
+    cfg->stamps = STAMPS_SPAN;
     *cli = (pt_cli){.program = "partita-p2p",
                     .summary = "Partitioned point-to-point metrics between 2 ranks (overhead, perceived bandwidth, availability, early-bird, Pready cost).",
                     .details = details};
@@ -95,6 +100,10 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     pt_add_choice(cli, "clock", 0, &cfg->clock, "HOW",
                   "comparing the ranks' time stamps: auto (one shared clock on one node, ping-pong offset estimate across nodes) "
                   "or pingpong (always estimate)", clock_names);
+    pt_add_choice(cli, "ready-stamps", 0, &cfg->stamps, "HOW",
+                  "start of each MPI_Pready: span (each thread reads the clock before its first and after its last call and "
+                  "spreads its calls evenly over that span) or each (one clock read per call: exact, but adds about one "
+                  "clock read per partition to the partitioned time)", stamp_names);
     pt_common_options(cli, &cfg->c, PT_COMMON_ALL);
 }
 
@@ -201,10 +210,21 @@ static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_
         pt_compute_us(c->compute_mode, pt_noise_draw_us(&c->noise, c->compute_us, (uint64_t)c->seed, t, c->threads, iter));
         int64_t now = pt_now_ns();
         compute_end[t] = now;
-        for (int j = t; j < P; j += c->threads) {
-            ready[j] = now;
-            MPI_Pready(j, *req);
-            now = pt_now_ns();
+        if (cfg->stamps == STAMPS_EACH) {
+            for (int j = t; j < P; j += c->threads) {
+                ready[j] = now;
+                MPI_Pready(j, *req);
+                now = pt_now_ns();
+            }
+        } else {
+            /* Two clock reads per thread instead of one per partition: the k-th
+             * of the thread's n calls is taken to start at k/n of the span. */
+            for (int j = t; j < P; j += c->threads)
+                MPI_Pready(j, *req);
+            int64_t span = pt_now_ns() - now;
+            int n = (P - t + c->threads - 1) / c->threads, k = 0;
+            for (int j = t; j < P; j += c->threads, k++)
+                ready[j] = now + span * k / n;
         }
     }
     MPI_Wait(req, MPI_STATUS_IGNORE);
@@ -486,6 +506,7 @@ int main(int argc, char **argv)
             pt_json_int(&j, "recv_partitions", cfg.recv_parts);
             pt_json_string(&j, "metric", metric_names[cfg.metric]);
             pt_json_string(&j, "clock", clock_names[cfg.clock]);
+            pt_json_string(&j, "ready_stamps", stamp_names[cfg.stamps]);
             pt_json_config_end(&j);
             pt_json_object_begin(&j, "clock");
             pt_json_bool(&j, "shared", clk.shared);

@@ -125,6 +125,7 @@ static int begin_round(pt_request *req)
     memcpy(r->missing, r->need, (size_t)req->partitions * sizeof *r->missing);
     memset(r->tdone, 0, (size_t)r->ntrans);
     r->ndone = 0;
+    r->scan_from = 0;
     r->narrived = 0;
     for (int p = 0; p < req->partitions; p++)
         if (r->need[p] == 0)
@@ -244,8 +245,27 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
     if ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans)
         return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
     if (lo < 0) {
-        lo = 0;
-        hi = r->ntrans - 1;
+        /* Whole-request progress (Wait/Test): test the messages in order and
+         * stop at the first one still missing. One progress poll moves only a
+         * few messages, so testing all n at every poll made a round O(n^2);
+         * messages further on still move, and are found complete at once when
+         * the scan reaches them (MPI_Parrived tests its own messages directly). */
+        while (r->scan_from < r->ntrans) {
+            int j = r->scan_from;
+            if (!r->tdone[j]) {
+                int flag = 0;
+                MPI_Status st;
+                if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
+                    return pt_error_mpi(req->comm, rc);
+                if (!flag)
+                    break;
+                int bytes = 0;
+                PMPI_Get_count(&st, MPI_BYTE, &bytes);
+                received(req, j, bytes);
+            }
+            r->scan_from++;
+        }
+        return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
     }
     if (hi - lo < 8) {
         for (int j = lo; j <= hi; j++) {

@@ -23,7 +23,8 @@ typedef struct pt_group {
     atomic_int state;                             /* timer: PT_GROUP_OPEN/WHOLE/SPLIT */
     atomic_int issued;                            /* 1 once this round's message is started */
     int nchunks;
-    _Atomic int64_t first_ready_ns;               /* timer: when its first partition became ready */
+    atomic_int seen_marked;                       /* timer: partitions marked at the last check */
+    _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
 } pt_group;
 
 /* Up to 64 consecutive partitions of one group: MPI_Pready sets the
@@ -91,6 +92,7 @@ typedef struct pt_recv_side {
     MPI_Request *treq;       /* persistent receive of each whole group */
     unsigned char *tdone;    /* per transport message, this round */
     int ndone;
+    int scan_from;           /* transport messages before it are all done this round */
     char *staging;           /* non-contiguous receive types: bytes land here first */
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
     int tag_base;
@@ -176,9 +178,7 @@ void pt_recv_message_done(pt_request *req, int j);
 void pt_recv_partition_in(pt_request *req, int p);
 
 /* timer_flush.c (sender) */
-void pt_timer_on_first_ready(pt_request *req, int g);
 void pt_timer_flush_due(pt_request *req);
-void pt_timer_check_group(pt_request *req, int g);
 int pt_timer_finish_group(pt_request *req, int g);
 int pt_timer_alloc(pt_request *req);
 void pt_timer_free(pt_request *req);

@@ -153,7 +153,8 @@ void pt_send_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].remaining, s->groups[j].nchunks, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].state, PT_GROUP_OPEN, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].issued, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->groups[j].first_ready_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].seen_marked, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
     s->completed_upto = 0;
@@ -203,15 +204,11 @@ static inline int mark(pt_request *req, int p)
         atomic_fetch_sub_explicit(&c->mask, bit, memory_order_relaxed); /* undo the carry */
         return pt_error(req->comm, PT_E_PREADY_TWICE);
     }
-    if (s->split && before == 0)
-        pt_timer_on_first_ready(req, c->group);
     int g = c->group;
     if (before + bit == c->full &&
         (s->groups[g].nchunks == 1 ||
          atomic_fetch_sub_explicit(&s->groups[g].remaining, 1, memory_order_acq_rel) == 1))
         return pt_issue_group(req, g);
-    if (s->split)
-        pt_timer_check_group(req, g); /* the group may have waited long enough */
     return MPI_SUCCESS;
 }
 

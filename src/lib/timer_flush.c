@@ -1,7 +1,8 @@
-/* Timer policy, send side. A group whose first partition has been ready for
- * delta while others are still missing is split (checked at every MPI_Pready
- * of the group that does not complete it, and from Test/Wait/Parrived and the
- * optional progress thread): its ready partitions go out
+/* Timer policy, send side. A group whose marking has stalled, some of its
+ * partitions ready and none added for delta, is split (checked from
+ * Test/Wait/Parrived and the optional progress thread; a thread calling
+ * MPI_Pready is itself progress, so Pready stays a single atomic): its ready
+ * partitions go out
  * now as runs (a header naming the run, then its data, on the channel's split
  * tag) and the rest follow as they become ready; the group's last contributor
  * sends what is left and an empty terminator on the group's own tag, so the
@@ -49,13 +50,6 @@ void pt_timer_round_reset(pt_request *req)
     req->u.s.nx = 0;
     req->u.s.nhdr = 0;
     pthread_mutex_unlock(&req->u.s.split_lock);
-}
-
-void pt_timer_on_first_ready(pt_request *req, int g)
-{
-    int64_t none = 0;
-    atomic_compare_exchange_strong_explicit(&req->u.s.groups[g].first_ready_ns, &none, now_ns(),
-                                            memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Send user partitions [p, q) of group g as one run. Caller holds split_lock. */
@@ -115,27 +109,40 @@ static void flush_group(pt_request *req, int g)
         pt_error_mpi(req->comm, rc);
 }
 
-/* Flush group g if its first partition has been ready for delta; *t caches
- * the clock across groups (0: not read yet). */
+/* Partitions of group g marked so far this round (its chunks are consecutive). */
+static int group_marked(const pt_send_side *s, int g)
+{
+    int first = (int)(s->slot[s->bound[g]] >> 6), n = 0;
+    for (int c = first; c < first + s->groups[g].nchunks; c++)
+        n += __builtin_popcountll(atomic_load_explicit(&s->chunks[c].mask, memory_order_relaxed));
+    return n;
+}
+
+/* Flush group g when it has ready partitions and its marking made no progress
+ * for delta: a laggard holds it back. Each flush re-arms the wait, so a group
+ * marked slowly goes out in a few runs, never one per partition. *t caches the
+ * clock across groups (0: not read yet). */
 static void check_group(pt_request *req, int g, int64_t *t)
 {
     pt_send_side *s = &req->u.s;
-    if (atomic_load_explicit(&s->groups[g].issued, memory_order_acquire) ||
-        atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) == PT_GROUP_WHOLE)
+    pt_group *grp = &s->groups[g];
+    if (atomic_load_explicit(&grp->issued, memory_order_acquire) ||
+        atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_WHOLE)
         return;
-    int64_t first = atomic_load_explicit(&s->groups[g].first_ready_ns, memory_order_relaxed);
-    if (!first)
+    int marked = group_marked(s, g);
+    if (marked == 0)
         return;
     if (!*t)
         *t = now_ns();
-    if (*t - first >= s->delta_ns)
+    if (marked != atomic_load_explicit(&grp->seen_marked, memory_order_relaxed)) {
+        atomic_store_explicit(&grp->seen_marked, marked, memory_order_relaxed);
+        atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
+        return;
+    }
+    if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns) {
         flush_group(req, g);
-}
-
-void pt_timer_check_group(pt_request *req, int g)
-{
-    int64_t t = 0;
-    check_group(req, g, &t);
+        atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
+    }
 }
 
 void pt_timer_flush_due(pt_request *req)
