@@ -145,7 +145,9 @@ void pt_send_start(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
     s->round++;
-    if (s->part)
+    if (s->split)
+        pt_timer_round_reset(req); /* the partition states too, under the lock a flush holds */
+    else if (s->part)
         memset((void *)s->part, 0, (size_t)req->partitions * sizeof *s->part);
     for (int c = 0; c < s->nchunks; c++)
         atomic_store_explicit(&s->chunks[c].mask, 0, memory_order_relaxed);
@@ -158,8 +160,6 @@ void pt_send_start(pt_request *req)
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
     s->completed_upto = 0;
-    if (s->split)
-        pt_timer_round_reset(req);
 }
 
 /* The last contributor of group g sends it. */

@@ -45,11 +45,15 @@ void pt_timer_free(pt_request *req)
 
 void pt_timer_round_reset(pt_request *req)
 {
-    /* Under the lock: a flush from another thread may still be finishing. */
-    pthread_mutex_lock(&req->u.s.split_lock);
-    req->u.s.nx = 0;
-    req->u.s.nhdr = 0;
-    pthread_mutex_unlock(&req->u.s.split_lock);
+    /* Under the lock: a flush from another thread (the progress thread) may
+     * still be claiming partitions of the round that just ended. */
+    pt_send_side *s = &req->u.s;
+    pthread_mutex_lock(&s->split_lock);
+    s->nx = 0;
+    s->nhdr = 0;
+    for (int p = 0; p < req->partitions; p++)
+        atomic_store_explicit(&s->part[p], PT_PART_IDLE, memory_order_relaxed);
+    pthread_mutex_unlock(&s->split_lock);
 }
 
 /* Send user partitions [p, q) of group g as one run. Caller holds split_lock. */
