@@ -278,7 +278,8 @@ static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_of
     int T = c->threads;
     long total = (long)c->warmup + c->iterations;
     int N = c->iterations;
-    unsigned char *buf = aligned_alloc(64, (m + 63) / 64 * 64);
+    /* page-aligned: the copy speed of shared-memory transports depends on it */
+    unsigned char *buf = aligned_alloc(4096, (m + 4095) / 4096 * 4096);
     memset(buf, 0, m);
     int64_t *ready = calloc((size_t)P * (size_t)N, sizeof *ready);
     int64_t *compute_end = calloc((size_t)T * (size_t)N, sizeof *compute_end);
