@@ -211,20 +211,33 @@ static int report(pt_request *req, MPI_Status *status)
     return req->u.r.error ? pt_error(req->comm, (pt_err)req->u.r.error) : MPI_SUCCESS;
 }
 
-int pt_request_peek(pt_request *req, int *done, MPI_Status *status)
+/* One progress step of an active request. finish: a completed round makes
+ * the request inactive (Test/Wait); otherwise it stays active and the
+ * completion is kept for the next Test/Wait (Request_get_status). */
+static int progress_step(pt_request *req, int *done, int finish)
 {
     *done = 0;
+    pt_background_progress();
+    pthread_mutex_lock(&req->progress_lock);
+    int rc = progress_locked(req, done);
+    if (*done && finish) {
+        req->complete_pending = 0;
+        atomic_store_explicit(&req->active, 0, memory_order_release);
+    } else if (*done) {
+        req->complete_pending = 1;
+    }
+    pthread_mutex_unlock(&req->progress_lock);
+    return rc;
+}
+
+int pt_request_peek(pt_request *req, int *done, MPI_Status *status)
+{
     if (!atomic_load_explicit(&req->active, memory_order_acquire)) {
         *done = 1;
         pt_fill_empty_status(status);
         return MPI_SUCCESS;
     }
-    pt_background_progress();
-    pthread_mutex_lock(&req->progress_lock);
-    int rc = progress_locked(req, done);
-    if (*done)
-        req->complete_pending = 1;
-    pthread_mutex_unlock(&req->progress_lock);
+    int rc = progress_step(req, done, 0);
     if (rc == MPI_SUCCESS && *done) {
         if (req->is_send)
             pt_fill_empty_status(status);
@@ -236,20 +249,12 @@ int pt_request_peek(pt_request *req, int *done, MPI_Status *status)
 
 int pt_request_test(pt_request *req, int *done, MPI_Status *status)
 {
-    *done = 0;
     if (!atomic_load_explicit(&req->active, memory_order_acquire)) {
         *done = 1;
         pt_fill_empty_status(status);
         return MPI_SUCCESS;
     }
-    pt_background_progress();
-    pthread_mutex_lock(&req->progress_lock);
-    int rc = progress_locked(req, done);
-    if (*done) {
-        req->complete_pending = 0;
-        atomic_store_explicit(&req->active, 0, memory_order_release);
-    }
-    pthread_mutex_unlock(&req->progress_lock);
+    int rc = progress_step(req, done, 1);
     if (rc != MPI_SUCCESS)
         return rc;
     return *done ? report(req, status) : MPI_SUCCESS;
