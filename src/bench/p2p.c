@@ -33,9 +33,12 @@ typedef struct p2p_config {
     int metric;
     int clock;      /* CLOCK_* */
     int stamps;     /* STAMPS_* */
+    int mapping;    /* MAPPING_*: which partitions a thread owns */
 } p2p_config;
 
 enum { STAMPS_SPAN, STAMPS_EACH };
+enum { MAPPING_ROUND_ROBIN, MAPPING_BLOCK };
+static const char *const mapping_names[] = {"round-robin", "block", NULL};
 static const char *const stamp_names[] = {"span", "each", NULL};
 
 enum { CLOCK_AUTO, CLOCK_PINGPONG };
@@ -66,13 +69,30 @@ static const struct { const char *name, *unit, *definition; } case_metrics[NCASE
     {"early_arrival", "%", "share of the message (receive partitions) whose first MPI_Parrived == true came by the join: data really moved early"},
 };
 
+/* Partitions of thread t: round-robin t, t+T, t+2T, ... or a block of
+ * consecutive ones (thread t owns [t*P/T, (t+1)*P/T)). */
+static int owned_count(const p2p_config *cfg, int P, int t)
+{
+    int T = cfg->c.threads;
+    if (cfg->mapping == MAPPING_BLOCK)
+        return (int)((long)(t + 1) * P / T - (long)t * P / T);
+    return (P - t + T - 1) / T;
+}
+
+static int owned(const p2p_config *cfg, int P, int t, int k)
+{
+    int T = cfg->c.threads;
+    return cfg->mapping == MAPPING_BLOCK ? (int)((long)t * P / T) + k : t + k * T;
+}
+
 static void configure(pt_cli *cli, p2p_config *cfg)
 {
     static const char details[] =
         "Runs on exactly 2 ranks: rank 0 sends, rank 1 receives. For every message size m (powers of two in\n"
         "MIN:MAX) and every P in --partitions, reference iterations (T threads compute, join, one MPI_Send of m\n"
         "bytes) alternate with partitioned iterations (each thread computes, then calls MPI_Pready for its\n"
-        "partitions, mapped round-robin: thread t owns t, t+T, ...; the receiver polls MPI_Parrived). Cases with\n"
+        "partitions, round-robin by default: thread t owns t, t+T, ...; --mapping block gives each thread\n"
+        "consecutive partitions; the receiver polls MPI_Parrived). Cases with\n"
         "m smaller than P or Q bytes, or m not divisible by P and Q, are skipped and listed as skipped.\n"
         "Metrics (per iteration, then median / p05 / p95 / mean / stdev / 95% CI of the median):\n"
         "  overhead      t_part / t_pt2pt (first Pready start to last arrival, over one send's join to arrival)\n"
@@ -90,6 +110,7 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     cfg->metric = METRIC_ALL;
     cfg->clock = CLOCK_AUTO;
     cfg->stamps = STAMPS_SPAN;
+    cfg->mapping = MAPPING_ROUND_ROBIN;
     *cli = (pt_cli){.program = "partita-p2p",
                     .summary = "Partitioned point-to-point metrics between 2 ranks (overhead, perceived bandwidth, availability, early-bird, Pready cost).",
                     .details = details};
@@ -100,6 +121,9 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     pt_add_choice(cli, "clock", 0, &cfg->clock, "HOW",
                   "comparing the ranks' time stamps: auto (one shared clock on one node, ping-pong offset estimate across nodes) "
                   "or pingpong (always estimate)", clock_names);
+    pt_add_choice(cli, "mapping", 0, &cfg->mapping, "HOW",
+                  "partitions of each thread: round-robin (thread t owns t, t+T, ...) or block (consecutive partitions)",
+                  mapping_names);
     pt_add_choice(cli, "ready-stamps", 0, &cfg->stamps, "HOW",
                   "start of each MPI_Pready: span (each thread reads the clock before its first and after its last call and "
                   "spreads its calls evenly over that span) or each (one clock read per call: exact, but adds about one "
@@ -204,14 +228,18 @@ static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_
 #pragma omp parallel num_threads(c->threads)
     {
         int t = omp_get_thread_num();
+        int n = owned_count(cfg, P, t);
         if (c->validate)
-            for (int j = t; j < P; j += c->threads)
+            for (int k = 0; k < n; k++) {
+                int j = owned(cfg, P, t, k);
                 fill_range(buf, (size_t)j * pbytes, (size_t)(j + 1) * pbytes, iter);
+            }
         pt_compute_us(c->compute_mode, pt_noise_draw_us(&c->noise, c->compute_us, (uint64_t)c->seed, t, c->threads, iter));
         int64_t now = pt_now_ns();
         compute_end[t] = now;
         if (cfg->stamps == STAMPS_EACH) {
-            for (int j = t; j < P; j += c->threads) {
+            for (int k = 0; k < n; k++) {
+                int j = owned(cfg, P, t, k);
                 ready[j] = now;
                 MPI_Pready(j, *req);
                 now = pt_now_ns();
@@ -219,12 +247,11 @@ static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_
         } else {
             /* Two clock reads per thread instead of one per partition: the k-th
              * of the thread's n calls is taken to start at k/n of the span. */
-            for (int j = t; j < P; j += c->threads)
-                MPI_Pready(j, *req);
+            for (int k = 0; k < n; k++)
+                MPI_Pready(owned(cfg, P, t, k), *req);
             int64_t span = pt_now_ns() - now;
-            int n = (P - t + c->threads - 1) / c->threads, k = 0;
-            for (int j = t; j < P; j += c->threads, k++)
-                ready[j] = now + span * k / n;
+            for (int k = 0; k < n; k++)
+                ready[owned(cfg, P, t, k)] = now + span * k / n;
         }
     }
     MPI_Wait(req, MPI_STATUS_IGNORE);
@@ -246,8 +273,8 @@ static double pready_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_Req
         int calls = 0;
 #pragma omp barrier
         int64_t t0 = pt_now_ns();
-        for (int j = t; j < P; j += c->threads, calls++)
-            MPI_Pready(j, *req);
+        for (int n = owned_count(cfg, P, t); calls < n; calls++)
+            MPI_Pready(owned(cfg, P, t, calls), *req);
         int64_t t1 = pt_now_ns();
         per_thread[t] = calls ? (double)(t1 - t0) / calls : NAN;
     }
@@ -508,6 +535,7 @@ int main(int argc, char **argv)
             pt_json_string(&j, "metric", metric_names[cfg.metric]);
             pt_json_string(&j, "clock", clock_names[cfg.clock]);
             pt_json_string(&j, "ready_stamps", stamp_names[cfg.stamps]);
+            pt_json_string(&j, "mapping", mapping_names[cfg.mapping]);
             pt_json_config_end(&j);
             pt_json_object_begin(&j, "clock");
             pt_json_bool(&j, "shared", clk.shared);

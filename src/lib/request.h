@@ -179,6 +179,8 @@ void pt_recv_partition_in(pt_request *req, int p);
 
 /* timer_flush.c (sender) */
 void pt_timer_flush_due(pt_request *req);
+/* Partition p of a group the timer already split became ready: send it now. */
+int pt_timer_send_late(pt_request *req, int g, int p);
 int pt_timer_finish_group(pt_request *req, int g);
 int pt_timer_alloc(pt_request *req);
 void pt_timer_free(pt_request *req);

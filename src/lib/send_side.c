@@ -209,6 +209,8 @@ static inline int mark(pt_request *req, int p)
         (s->groups[g].nchunks == 1 ||
          atomic_fetch_sub_explicit(&s->groups[g].remaining, 1, memory_order_acq_rel) == 1))
         return pt_issue_group(req, g);
+    if (s->split && atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
+        return pt_timer_send_late(req, g, p); /* the group already waited for a laggard: no more waiting */
     return MPI_SUCCESS;
 }
 
@@ -261,6 +263,28 @@ int Partita_Pready_list(int length, const int array_of_partitions[], MPI_Request
     return MPI_SUCCESS;
 }
 
+/* Test the groups from completed_upto on, in order, stopping at the first one
+ * not complete (or, unless all_issued, not yet issued). Returns 1 when every
+ * group is complete; *rc is the MPI error, if any. */
+static int test_in_order(pt_request *req, int all_issued, int *rc)
+{
+    pt_send_side *s = &req->u.s;
+    *rc = MPI_SUCCESS;
+    while (s->completed_upto < s->ntrans &&
+           (all_issued || atomic_load_explicit(&s->groups[s->completed_upto].issued, memory_order_acquire))) {
+        int flag = 0;
+        int err = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS) {
+            *rc = pt_error_mpi(req->comm, err);
+            return 0;
+        }
+        if (!flag)
+            return 0;
+        s->completed_upto++;
+    }
+    return s->completed_upto == s->ntrans;
+}
+
 int pt_send_progress(pt_request *req, int *done)
 {
     pt_send_side *s = &req->u.s;
@@ -273,18 +297,15 @@ int pt_send_progress(pt_request *req, int *done)
         pt_timer_flush_due(req);
     /* Test issued groups in order; this also drives MPI's progress engine
      * while other threads are still marking partitions. */
-    while (s->completed_upto < s->ntrans &&
-           atomic_load_explicit(&s->groups[s->completed_upto].issued, memory_order_acquire)) {
-        int flag = 0;
-        int rc = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
-        if (!flag)
-            return MPI_SUCCESS;
-        s->completed_upto++;
-    }
-    if (atomic_load_explicit(&s->groups_done, memory_order_acquire) < s->ntrans)
-        return MPI_SUCCESS;
+    int rc;
+    test_in_order(req, 0, &rc);
+    if (rc != MPI_SUCCESS || atomic_load_explicit(&s->groups_done, memory_order_acquire) < s->ntrans)
+        return rc;
+    /* Every group is issued now, but some may have been issued after the test
+     * above stopped at them: the round is complete only once all are tested
+     * (reporting it earlier let the next MPI_Start restart an active send). */
+    if (!test_in_order(req, 1, &rc))
+        return rc;
     if (s->split)
         return pt_timer_runs_complete(req, done);
     *done = 1;

@@ -113,6 +113,19 @@ static void flush_group(pt_request *req, int g)
         pt_error_mpi(req->comm, rc);
 }
 
+int pt_timer_send_late(pt_request *req, int g, int p)
+{
+    pt_send_side *s = &req->u.s;
+    unsigned char ready = PT_PART_READY;
+    /* whoever claims it sends it: this thread, or a concurrent flush or the group's last contributor */
+    if (!atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT))
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&s->split_lock);
+    int rc = send_run(req, g, p, p + 1);
+    pthread_mutex_unlock(&s->split_lock);
+    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+}
+
 /* Partitions of group g marked so far this round (its chunks are consecutive). */
 static int group_marked(const pt_send_side *s, int g)
 {
