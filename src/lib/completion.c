@@ -331,6 +331,15 @@ int Partita_Request_get_status_all(int count, const MPI_Request reqs[], int *fla
     return MPI_SUCCESS;
 }
 
+/* Request_get_status_any/some skip null requests and inactive partitioned ones. */
+static int status_candidate(MPI_Request r)
+{
+    if (r == MPI_REQUEST_NULL)
+        return 0;
+    pt_request *req = pt_lookup(r);
+    return !req || atomic_load_explicit(&req->active, memory_order_acquire);
+}
+
 int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
                                    MPI_Status *status)
 {
@@ -338,10 +347,7 @@ int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *ind
     *flag = 0;
     int active = 0;
     for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        pt_request *req = pt_lookup(reqs[i]);
-        if (req && !atomic_load_explicit(&req->active, memory_order_acquire))
+        if (!status_candidate(reqs[i]))
             continue;
         active++;
         int f = 0;
@@ -366,10 +372,7 @@ int Partita_Request_get_status_some(int incount, const MPI_Request reqs[], int *
 {
     int out = 0, active = 0;
     for (int i = 0; i < incount; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        pt_request *req = pt_lookup(reqs[i]);
-        if (req && !atomic_load_explicit(&req->active, memory_order_acquire))
+        if (!status_candidate(reqs[i]))
             continue;
         active++;
         int f = 0;
