@@ -90,12 +90,33 @@ int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, doub
 
 /* Completion time when total_bytes in user_parts equal user partitions (the last
  * takes the remainder) with ready times user_ready (NULL: all at 0) are sent as
- * `transport` messages of contiguous user partitions (group i holds partitions
- * floor(i*U/T) .. floor((i+1)*U/T)-1; a group is ready when its last member is).
- * user_arrival_us, if not NULL, receives the time each user partition is usable
- * at the receiver. Returns a negative value when an argument is invalid. */
+ * `transport` messages. transport <= user_parts: messages of contiguous user
+ * partitions (group i holds partitions floor(i*U/T) .. floor((i+1)*U/T)-1; a
+ * group is ready when its last member is). transport = k * user_parts (k > 1):
+ * every partition is cut into k pieces (ptm_piece_offset), each ready with its
+ * partition. user_arrival_us, if not NULL, receives the time each user
+ * partition is usable at the receiver. Returns a negative value when an
+ * argument is invalid (including a transport count above user_parts that is
+ * not a multiple of it). */
 double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
                       const double *user_ready, double *user_arrival_us);
+/* Byte offset of piece i (0..pieces) inside a partition of part_bytes cut into
+ * `pieces` pieces: floor(part_bytes * i / pieces). The sender and receiver of
+ * libpartita cut with this too. */
+size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i);
+
+/* Layouts the model considers. LogGP has no notion of a finite eager queue:
+ * MPICH 5 on a shared-memory node moves up to 16 eager messages of 4 KiB in
+ * flight at about 0.23 us each, but falls off a cliff with more at once (64
+ * pieces of 4 KiB: 60 us where one 256 KiB message takes 25 us; 256 groups of
+ * 4 KiB out of 512 partitions of 1 MiB: 139 us against 93 us). So a layout
+ * with more than PTM_MAX_EAGER_MESSAGES messages in the first (eager) segment
+ * of a parameter set that has a protocol switch is not considered, and
+ * partitions are cut into pieces of at least PTM_MIN_PIECE_BYTES only while
+ * that leaves at most PTM_MAX_CUT_MESSAGES messages (docs/model.md). */
+#define PTM_MAX_EAGER_MESSAGES 16
+#define PTM_MIN_PIECE_BYTES 512
+#define PTM_MAX_CUT_MESSAGES 16
 
 /* Candidates whose modelled time after the last Pready is within this fraction
  * of the best count as equally good; the fewest messages among them is chosen. */
@@ -104,9 +125,16 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
 /* Transport partition count in [1, user_parts] that minimises the modelled
  * completion time of total_bytes split into user_parts partitions when one
  * partition is late by delay_us (single laggard). Candidates are the divisors
- * of user_parts (at most 64 of them are tried); ties within PTM_TIE_TOLERANCE
- * go to the smaller count. */
+ * of user_parts (at most 128 candidates are tried; see PTM_MAX_EAGER_MESSAGES);
+ * ties within PTM_TIE_TOLERANCE go to the smaller count. */
 int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us);
+/* Like ptm_optimal_transport, but partitions may also be cut into up to
+ * max_pieces pieces each (candidates user_parts * k, k = 2..max_pieces, pieces
+ * of at least PTM_MIN_PIECE_BYTES, at most PTM_MAX_CUT_MESSAGES messages): below a
+ * protocol switch (e.g. eager to rendezvous) several small messages can beat
+ * one large one. Returns the message count (a multiple of user_parts when
+ * partitions are cut). */
+int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces);
 /* The same for any ready times (user_ready, NULL: all at 0). pow2_only limits
  * the candidates to power-of-two divisors. best_us, if not NULL, receives the
  * modelled time of the chosen count. Returns the count, or 0 on bad arguments. */

@@ -33,15 +33,45 @@ static int clamp_parts(long long n, int partitions)
     return n < 1 ? 1 : n > partitions ? partitions : (int)n;
 }
 
-static int modelled(const pt_settings *s, size_t total, int partitions)
+/* Most pieces the model may cut a partition into, and most messages a fixed
+ * count may ask for (each takes a tag). */
+#define MAX_PIECES 16
+#define MAX_FIXED_MESSAGES 4096
+
+static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut)
 {
     pthread_once(&loaded, load_files);
     if (total == 0)
         return 1;
-    return clamp_parts(ptm_optimal_transport(&params, total, partitions, s->delay_us), partitions);
+    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? MAX_PIECES : 1);
+    return n > partitions ? n : clamp_parts(n, partitions);
 }
 
-int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions)
+/* A fixed count n: groups up to the partition count; beyond it, when the
+ * partitions can be cut, every partition in floor(n / partitions) pieces (at
+ * most one per byte, at most MAX_FIXED_MESSAGES messages in all). */
+static int fixed(long long n, size_t part_bytes, int partitions, int can_cut)
+{
+    if (n <= partitions || !can_cut)
+        return clamp_parts(n, partitions);
+    long long k = n / partitions;
+    if (k > (long long)part_bytes)
+        k = (long long)part_bytes;
+    if (k > MAX_FIXED_MESSAGES / partitions)
+        k = MAX_FIXED_MESSAGES / partitions;
+    return k >= 2 ? (int)(k * partitions) : partitions;
+}
+
+size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int j)
+{
+    if (nmsg > parts) {
+        int k = nmsg / parts;
+        return (size_t)(j / k) * part_bytes + ptm_piece_offset(part_bytes, (size_t)k, (size_t)(j % k));
+    }
+    return (size_t)((long long)j * parts / nmsg) * part_bytes;
+}
+
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut)
 {
     if (partitions < 1)
         return 1;
@@ -52,7 +82,7 @@ int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions)
     case PT_POLICY_BULK:
         return 1;
     case PT_POLICY_FIXED:
-        return clamp_parts(s->transport_parts, partitions);
+        return fixed(s->transport_parts, part_bytes, partitions, can_cut);
     case PT_POLICY_STATIC: {
         if (part_bytes == 0)
             return 1;
@@ -68,14 +98,14 @@ int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions)
             if (n > 0)
                 return clamp_parts(n, partitions);
         }
-        return modelled(s, total, partitions); /* what the table does not know */
+        return modelled(s, total, partitions, can_cut); /* what the table does not know */
     case PT_POLICY_TIMER:
-        if (s->transport_parts > 0) /* a tuned group count, else the model's */
-            return clamp_parts(s->transport_parts, partitions);
-        return modelled(s, total, partitions);
+        if (s->transport_parts > 0) /* a tuned count, else the model's */
+            return fixed(s->transport_parts, part_bytes, partitions, can_cut);
+        return modelled(s, total, partitions, can_cut);
     case PT_POLICY_MODEL:
     default:
-        return modelled(s, total, partitions);
+        return modelled(s, total, partitions, can_cut);
     }
 }
 

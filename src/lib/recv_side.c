@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "planner.h"
 #include "request.h"
 #include "runtime.h"
 #include "setup_waiters.h"
@@ -49,6 +50,18 @@ static void overlap(const pt_request *req, int j, int *lo, int *hi)
         *hi = req->partitions - 1;
 }
 
+/* The sender's layout: groups (at most one message per partition), or every
+ * partition cut into the same number of pieces of at least one byte, which
+ * the timer never splits further. */
+static int layout_ok(const int64_t *hs)
+{
+    if (hs[PT_HS_NTRANS] <= hs[PT_HS_PARTS])
+        return 1;
+    int64_t k = hs[PT_HS_NTRANS] / hs[PT_HS_PARTS];
+    return hs[PT_HS_NTRANS] % hs[PT_HS_PARTS] == 0 && hs[PT_HS_NTRANS] <= INT_MAX && k <= hs[PT_HS_PART_BYTES] &&
+           !(hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT);
+}
+
 /* The set-up message has arrived: build the receive plan. */
 static int setup(pt_request *req)
 {
@@ -56,7 +69,7 @@ static int setup(pt_request *req)
     memcpy(r->hs, req->hs_buf, sizeof r->hs);
     const int64_t *hs = r->hs;
     if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
-        hs[PT_HS_NTRANS] > hs[PT_HS_PARTS] || hs[PT_HS_PART_BYTES] < 0 || hs[PT_HS_TAG_BASE] < 0 ||
+        !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 || hs[PT_HS_TAG_BASE] < 0 ||
         hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT) {
         r->ready = 1;
         r->error = PT_E_SETUP; /* reported when the round completes */
@@ -91,7 +104,7 @@ static int setup(pt_request *req)
     }
     r->dest = staged ? r->staging : req->buf + req->true_lb;
     for (int j = 0; j <= N; j++)
-        r->tstart[j] = (size_t)((long long)j * r->sparts / N) * (size_t)hs[PT_HS_PART_BYTES];
+        r->tstart[j] = pt_plan_message_offset((size_t)hs[PT_HS_PART_BYTES], r->sparts, N, j);
     for (int j = 0; j < N; j++) {
         if (r->tstart[j + 1] - r->tstart[j] > INT_MAX || req->part_bytes > INT_MAX) {
             r->ntrans = j;

@@ -55,13 +55,15 @@ enum {
 enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_LEN };
 
 typedef struct pt_send_side {
-    int ntrans;              /* transport messages (groups) per round */
+    int ntrans;              /* groups of consecutive partitions (marking units) */
+    int pieces;              /* transport messages per group: > 1 when partitions are cut */
+    int nmsg;                /* transport messages that exist (ntrans * pieces once set up) */
     int *bound;              /* ntrans+1 group boundaries in user partitions */
     pt_group *groups;        /* ntrans, cache-line aligned */
     pt_chunk *chunks;        /* nchunks, cache-line aligned */
     int nchunks;
     uint32_t *slot;          /* user partition -> chunk << 6 | bit */
-    MPI_Request *treq;       /* persistent send of each whole group */
+    MPI_Request *treq;       /* persistent sends: group g owns [g*pieces, (g+1)*pieces) */
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
     int tag_base, tag_count; /* data tags [tag_base, tag_base+tag_count) on the data comm */
@@ -81,7 +83,7 @@ typedef struct pt_recv_side {
     int ready;               /* set-up message processed */
     int64_t hs[PT_HS_LEN];   /* the set-up message */
     int sparts;              /* sender's partitions */
-    int ntrans;
+    int ntrans;              /* transport messages per round (the sender's nmsg) */
     size_t sent_bytes;       /* bytes the sender sends per round */
     size_t *tstart;          /* ntrans+1 byte offsets of the transport messages */
     int *plo, *phi;          /* per transport message: receiver partitions it overlaps */

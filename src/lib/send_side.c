@@ -73,11 +73,13 @@ int pt_send_init(pt_request *req)
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
         return s->part ? MPI_SUCCESS : pt_error(req->comm, PT_E_NO_MEM);
     }
-    int N = pt_plan_transport(&req->settings, req->part_bytes, P);
+    int M = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous);
+    int N = M > P ? P : M; /* groups; M > P: each partition cut into M / P pieces */
     s->ntrans = N;
+    s->pieces = M / N;
     s->bound = malloc(((size_t)N + 1) * sizeof *s->bound);
     s->groups = aligned_alloc(PT_CACHE_LINE, (size_t)N * sizeof *s->groups);
-    s->treq = malloc((size_t)N * sizeof *s->treq);
+    s->treq = malloc((size_t)M * sizeof *s->treq);
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!s->bound || !s->groups || !s->treq || !req->hs_buf) {
         s->ntrans = 0;
@@ -97,26 +99,30 @@ int pt_send_init(pt_request *req)
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
-    s->tag_count = N + (split ? 1 : 0);
+    s->tag_count = M + (split ? 1 : 0);
     if (pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
         s->tag_count = 0;
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_TAGS);
     }
-    for (int j = 0; j < N; j++) {
+    for (int j = 0; j < M; j++) {
         void *addr;
         MPI_Count n;
         MPI_Datatype type;
-        span(req, s->bound[j], s->bound[j + 1], &addr, &n, &type);
-        if (n > INT_MAX) {
-            s->ntrans = j;
+        if (s->pieces > 1) { /* contiguous bytes */
+            size_t lo = pt_plan_message_offset(req->part_bytes, P, M, j);
+            addr = req->buf + req->true_lb + lo;
+            n = (MPI_Count)(pt_plan_message_offset(req->part_bytes, P, M, j + 1) - lo);
+            type = MPI_BYTE;
+        } else {
+            span(req, s->bound[j], s->bound[j + 1], &addr, &n, &type);
+        }
+        if (n > INT_MAX)
             return pt_error(req->comm, PT_E_TOO_BIG);
-        }
         int rc = PMPI_Send_init(addr, (int)n, type, req->peer_world, s->tag_base + j, pt_data_comm(), &s->treq[j]);
-        if (rc != MPI_SUCCESS) {
-            s->ntrans = j; /* only these exist */
+        if (rc != MPI_SUCCESS)
             return pt_error_mpi(req->comm, rc);
-        }
+        s->nmsg = j + 1; /* only these exist */
     }
     if (split) {
         int group_parts = (P + N - 1) / N;
@@ -131,7 +137,7 @@ int pt_send_init(pt_request *req)
     int64_t *hs = req->hs_buf;
     hs[PT_HS_MAGIC] = PT_HS_MAGIC_VALUE;
     hs[PT_HS_PARTS] = P;
-    hs[PT_HS_NTRANS] = N;
+    hs[PT_HS_NTRANS] = M;
     hs[PT_HS_PART_BYTES] = (int64_t)req->part_bytes;
     hs[PT_HS_TAG_BASE] = s->tag_base;
     hs[PT_HS_FLAGS] = split ? PT_HS_FLAG_SPLIT : 0;
@@ -168,7 +174,9 @@ int pt_issue_group(pt_request *req, int g)
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
     int expected = PT_GROUP_OPEN;
-    if (!s->split || atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE))
+    if (s->pieces > 1)
+        rc = PMPI_Startall(s->pieces, &s->treq[g * s->pieces]);
+    else if (!s->split || atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE))
         rc = PMPI_Start(&s->treq[g]);
     else
         rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
@@ -263,15 +271,16 @@ int Partita_Pready_list(int length, const int array_of_partitions[], MPI_Request
     return MPI_SUCCESS;
 }
 
-/* Test the groups from completed_upto on, in order, stopping at the first one
- * not complete (or, unless all_issued, not yet issued). Returns 1 when every
- * group is complete; *rc is the MPI error, if any. */
+/* Test the transport messages from completed_upto on, in order, stopping at
+ * the first one not complete (or, unless all_issued, whose group is not yet
+ * issued). Returns 1 when every message is complete; *rc is the MPI error, if any. */
 static int test_in_order(pt_request *req, int all_issued, int *rc)
 {
     pt_send_side *s = &req->u.s;
     *rc = MPI_SUCCESS;
-    while (s->completed_upto < s->ntrans &&
-           (all_issued || atomic_load_explicit(&s->groups[s->completed_upto].issued, memory_order_acquire))) {
+    while (s->completed_upto < s->nmsg &&
+           (all_issued ||
+            atomic_load_explicit(&s->groups[s->completed_upto / s->pieces].issued, memory_order_acquire))) {
         int flag = 0;
         int err = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS) {
@@ -282,7 +291,7 @@ static int test_in_order(pt_request *req, int all_issued, int *rc)
             return 0;
         s->completed_upto++;
     }
-    return s->completed_upto == s->ntrans;
+    return s->completed_upto == s->nmsg;
 }
 
 int pt_send_progress(pt_request *req, int *done)
@@ -319,7 +328,7 @@ void pt_send_destroy(pt_request *req)
         pt_timers_unregister(req);
         pt_timer_free(req);
     }
-    for (int j = 0; s->treq && j < s->ntrans; j++)
+    for (int j = 0; s->treq && j < s->nmsg; j++)
         PMPI_Request_free(&s->treq[j]);
     if (s->tag_count)
         pt_tags_free(s->tag_base, s->tag_count);
@@ -337,7 +346,7 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
     if (!req)
         return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
     if (req->is_send) {
-        *transport_parts = req->proc_null ? 0 : req->u.s.ntrans;
+        *transport_parts = req->proc_null ? 0 : req->u.s.ntrans * req->u.s.pieces;
         if (policy)
             *policy = pt_policy_name(req->settings.policy);
     } else {

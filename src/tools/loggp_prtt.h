@@ -4,8 +4,9 @@
  *
  * Two ways to move the n messages: blocking MPI_Send/MPI_Recv (Netgauge's MPI
  * module), or what libpartita does for its transport messages: MPI_Isend on
- * the client and receives posted ahead of time (MPI_Irecv for the next round
- * before the reply of this one) on the server. */
+ * the client and receives posted ahead of time on the server (MPI_Irecv for
+ * the next round after the reply of this one, then a "go" message the client
+ * waits for before its next round: the posting stays off the clock). */
 #ifndef PARTITA_LOGGP_PRTT_H
 #define PARTITA_LOGGP_PRTT_H
 #include <mpi.h>
@@ -27,8 +28,8 @@ typedef struct loggp_probe {
  * round: the send overhead timed directly. */
 double loggp_prtt(loggp_probe *p, int n, double d_us, size_t s, int warmup, int reps, double *o_s);
 /* The quantile of the time to receive one message of s bytes that is already
- * there (the server waits d before each MPI_Recv, or before each MPI_Wait on a
- * pre-posted receive, of n back-to-back messages). Both ranks return it. */
+ * there (the server waits d before each MPI_Recv, or before polling MPI_Test on
+ * a pre-posted receive, of n back-to-back messages). Both ranks return it. */
 double loggp_recv_overhead(loggp_probe *p, int n, double d_us, size_t s, int warmup, int reps);
 
 #endif

@@ -15,14 +15,16 @@
 
 void ptm_params_default(ptm_params *p)
 {
-    /* Measured with partita-loggp (--api isend, medians, 4 passes) between two
-     * ranks of MPICH 5.0 on a 2-core shared-memory node; rounded. Good enough
-     * to rank candidate counts when no measured file is present. */
+    /* Measured with partita-loggp (--api isend: receives posted ahead and
+     * completed by polling MPI_Test in order, as libpartita does; medians, 4
+     * passes) between two ranks of MPICH 5.0 on a 2-core shared-memory node;
+     * rounded. Good enough to rank candidate layouts when no measured file is
+     * present. */
     static const ptm_segment eager = {
-        .max_bytes = 4096, .L = 0.28, .o_s = 0.07, .o_r = 0.62, .g = 0.61, .G = 6.3e-6, .handshake_us = 0
+        .max_bytes = 4096, .L = 0.46, .o_s = 0.07, .o_r = 0.10, .g = 0.10, .G = 3.0e-5, .handshake_us = 0
     };
     static const ptm_segment large = {
-        .max_bytes = SIZE_MAX, .L = 0.28, .o_s = 0.2, .o_r = 2.3, .g = 2.19, .G = 7.1e-5, .handshake_us = 0.28
+        .max_bytes = SIZE_MAX, .L = 0.46, .o_s = 0.2, .o_r = 1.5, .g = 1.55, .G = 7.9e-5, .handshake_us = 0.45
     };
     memset(p, 0, sizeof *p);
     p->nseg = 2;

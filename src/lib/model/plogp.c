@@ -90,13 +90,22 @@ int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, doub
     return 0;
 }
 
+/* Bytes of user partition u (the last takes the remainder). */
+static size_t partition_bytes(size_t total, size_t U, size_t u)
+{
+    size_t part = total / U;
+    return u == U - 1 ? total - part * (U - 1) : part;
+}
+
 double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
                       const double *user_ready, double *user_arrival_us)
 {
-    if (!p || user_parts < 1 || transport < 1 || transport > user_parts)
+    if (!p || user_parts < 1 || transport < 1 || (transport > user_parts && transport % user_parts != 0))
         return -1.0;
     size_t T = (size_t)transport, U = (size_t)user_parts;
-    size_t part = total_bytes / U, last = total_bytes - part * (U - 1);
+    /* More messages than partitions: each partition is cut into k pieces
+     * (ptm_piece_offset), each ready with its partition. */
+    size_t k = T > U ? T / U : 1;
     size_t *bytes = malloc(T * sizeof *bytes);
     double *ready = malloc(T * sizeof *ready);
     double *arrival = malloc(T * sizeof *arrival);
@@ -104,20 +113,31 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
     if (!bytes || !ready || !arrival)
         goto out;
     for (size_t i = 0; i < T; i++) {
-        size_t lo = i * U / T, hi = (i + 1) * U / T;
         bytes[i] = 0;
         ready[i] = 0;
+        if (k > 1) {
+            size_t u = i / k, pb = partition_bytes(total_bytes, U, u);
+            bytes[i] = ptm_piece_offset(pb, k, i % k + 1) - ptm_piece_offset(pb, k, i % k);
+            ready[i] = user_ready ? user_ready[u] : 0;
+            continue;
+        }
+        size_t lo = i * U / T, hi = (i + 1) * U / T;
         for (size_t u = lo; u < hi; u++) {
-            bytes[i] += u == U - 1 ? last : part;
+            bytes[i] += partition_bytes(total_bytes, U, u);
             if (user_ready)
                 ready[i] = u == lo ? user_ready[u] : fmax(ready[i], user_ready[u]);
         }
     }
     result = ptm_arrivals_us(p, T, bytes, ready, arrival);
-    if (result >= 0 && user_arrival_us)
-        for (size_t i = 0; i < T; i++)
-            for (size_t u = i * U / T; u < (i + 1) * U / T; u++)
-                user_arrival_us[u] = arrival[i];
+    if (result >= 0 && user_arrival_us) {
+        for (size_t u = 0; u < U; u++)
+            user_arrival_us[u] = 0;
+        for (size_t i = 0; i < T; i++) {
+            size_t lo = k > 1 ? i / k : i * U / T, hi = k > 1 ? lo + 1 : (i + 1) * U / T;
+            for (size_t u = lo; u < hi; u++) /* a partition is usable when its last piece is */
+                user_arrival_us[u] = fmax(user_arrival_us[u], arrival[i]);
+        }
+    }
 out:
     free(bytes);
     free(ready);
@@ -125,8 +145,38 @@ out:
     return result;
 }
 
-int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
-                                const double *user_ready, int pow2_only, double *best_us)
+size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i)
+{
+    /* Balanced like the groups: piece sizes differ by at most one byte. */
+    return pieces ? (size_t)((unsigned long long)part_bytes * i / pieces) : 0;
+}
+
+/* The candidate after t: the next divisor of U (power of two if pow2_only),
+ * then the multiples of U (power-of-two multiples if pow2_only). Starts at 1. */
+static long long next_candidate(long long t, int U, int pow2_only)
+{
+    if (t >= U)
+        return pow2_only ? 2 * t : t + U;
+    for (t++; t < U; t++)
+        if (U % t == 0 && (!pow2_only || (t & (t - 1)) == 0))
+            return t;
+    return !pow2_only || (U & (U - 1)) == 0 ? U : 2LL * U; /* past U: the cut layouts */
+}
+
+/* More than PTM_MAX_EAGER_MESSAGES messages of t in the eager segment of a
+ * parameter set with a protocol switch. */
+static int too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
+{
+    return p->nseg > 1 && t > PTM_MAX_EAGER_MESSAGES && total_bytes / (size_t)t <= p->seg[0].max_bytes;
+}
+
+/* Candidates: the divisors of user_parts (pow2_only: the power-of-two ones),
+ * then user_parts * k for k = 2..max_pieces while a piece keeps at least
+ * PTM_MIN_PIECE_BYTES and there are at most PTM_MAX_CUT_MESSAGES messages;
+ * layouts with too many eager messages are left out (one count is always
+ * tried, so there is an answer). */
+static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
+                          int pow2_only, int max_pieces, double *best_us)
 {
     if (!p || user_parts < 1)
         return 0;
@@ -136,17 +186,22 @@ int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int use
     /* Modelled time of every candidate, then the fewest messages whose exposed time
      * (after the last Pready) is within PTM_TIE_TOLERANCE of the best: the model
      * leaves out per-message CPU costs, so a tiny modelled gain is no gain. */
-    double times[64];
-    int counts[64], nc = 0;
+    enum { MAXC = 128 };
+    double times[MAXC];
+    int counts[MAXC], nc = 0;
     double best_exposed = INFINITY;
-    for (int t = 1; t <= user_parts && nc < 64; t++) {
-        if (user_parts % t != 0 || (pow2_only && (t & (t - 1)) != 0))
+    size_t smallest = total_bytes / (size_t)user_parts;
+    for (long long t = 1; nc < MAXC && t <= (long long)user_parts * max_pieces;
+         t = next_candidate(t, user_parts, pow2_only)) {
+        if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
+            break;
+        if (too_many_eager(p, total_bytes, t) && nc > 0)
             continue;
-        double time = ptm_grouped_us(p, total_bytes, user_parts, t, user_ready, NULL);
+        double time = ptm_grouped_us(p, total_bytes, user_parts, (int)t, user_ready, NULL);
         if (time < 0)
             return 0;
         times[nc] = time;
-        counts[nc++] = t;
+        counts[nc++] = (int)t;
         best_exposed = fmin(best_exposed, time - last_ready);
     }
     for (int c = 0; c < nc; c++) {
@@ -159,9 +214,15 @@ int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int use
     return 0;
 }
 
-int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us)
+int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
+                                const double *user_ready, int pow2_only, double *best_us)
 {
-    if (!p || user_parts <= 1)
+    return optimal_layout(p, total_bytes, user_parts, user_ready, pow2_only, 1, best_us);
+}
+
+int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces)
+{
+    if (!p || user_parts < 1)
         return 1;
     if (!isfinite(delay_us) || delay_us < 0)
         delay_us = 0;
@@ -170,10 +231,15 @@ int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_part
     if (!ready)
         return 1;
     ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
-    int best = ptm_optimal_transport_ready(p, total_bytes, user_parts, ready, 0, NULL);
+    int best = optimal_layout(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, NULL);
     if (ready != local)
         free(ready);
     return best > 0 ? best : 1;
+}
+
+int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us)
+{
+    return ptm_optimal_layout(p, total_bytes, user_parts, delay_us, 1);
 }
 
 double ptm_default_delta_us(const ptm_params *p, size_t group_bytes)
