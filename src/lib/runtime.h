@@ -12,6 +12,8 @@ int pt_tag_ub(void);
 const char *pt_init_error(void);
 /* Work that any partita call may do in passing (orphans, timers). */
 void pt_background_progress(void);
+/* Anything for pt_background_progress to do (orphans, set-up waiters, timer requests)? */
+int pt_background_work(void);
 /* Whether background progress has anything to do (then blocking in the MPI
  * library could starve it: callers poll instead). */
 int pt_background_pending(void);
