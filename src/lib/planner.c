@@ -33,9 +33,7 @@ static int clamp_parts(long long n, int partitions)
     return n < 1 ? 1 : n > partitions ? partitions : (int)n;
 }
 
-/* Most pieces the model may cut a partition into, and most messages a fixed
- * count may ask for (each takes a tag). */
-#define MAX_PIECES 16
+/* Most messages a fixed count may ask for (each takes a tag). */
 #define MAX_FIXED_MESSAGES 4096
 
 static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut)
@@ -43,7 +41,7 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
     pthread_once(&loaded, load_files);
     if (total == 0)
         return 1;
-    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? MAX_PIECES : 1);
+    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1);
     return n > partitions ? n : clamp_parts(n, partitions);
 }
 

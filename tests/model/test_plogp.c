@@ -173,6 +173,56 @@ static void optimal_transport_choices(void)
     CHECK(ptm_completion_us(&p, 0, &k, &nan_ready) < 0);
 }
 
+/* Eager up to 4 KiB, then rendezvous with a 3 us handshake and a slow gap. */
+static void eager_and_rendezvous(ptm_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->nseg = 2;
+    p->seg[0] = (ptm_segment){ .max_bytes = 4096, .L = 0.5, .o_s = 0.1, .o_r = 0.1, .g = 0.1, .G = 3e-5 };
+    p->seg[1] = (ptm_segment){ .max_bytes = SIZE_MAX, .L = 0.5, .o_s = 0.2, .o_r = 1.5, .g = 1.5, .G = 8e-5,
+                               .handshake_us = 3.0 };
+}
+
+static void cut_partitions(void)
+{
+    /* Pieces: balanced, covering the partition. */
+    CHECK(ptm_piece_offset(10, 3, 0) == 0 && ptm_piece_offset(10, 3, 1) == 3 && ptm_piece_offset(10, 3, 2) == 6 &&
+          ptm_piece_offset(10, 3, 3) == 10);
+    ptm_params p;
+    one_segment(&p, 1.0);
+    /* Two partitions of 1001 bytes cut in 2: four messages of 500/501 bytes, the
+     * second partition's pieces ready at 100, all back to back otherwise. */
+    double ready[2] = { 0.0, 100.0 }, arrival[2];
+    size_t bytes[4] = { 500, 501, 500, 501 };
+    double pready[4] = { 0.0, 0.0, 100.0, 100.0 }, parr[4];
+    double expect = ptm_arrivals_us(&p, 4, bytes, pready, parr);
+    CHECK_NEAR(ptm_grouped_us(&p, 2002, 2, 4, ready, arrival), expect, 1e-12);
+    CHECK_NEAR(arrival[0], parr[1], 1e-12); /* a partition is usable when its last piece is */
+    CHECK_NEAR(arrival[1], parr[3], 1e-12);
+    /* A count above the partitions must be a multiple of them. */
+    CHECK(ptm_grouped_us(&p, 2002, 2, 5, NULL, NULL) < 0);
+
+    /* Below the protocol switch pieces win; the grouped search never cuts. */
+    eager_and_rendezvous(&p);
+    CHECK(ptm_optimal_transport(&p, 8192, 1, 0.0) == 1);
+    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 1) == 1);
+    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 64) == 2);     /* two eager 4 KiB pieces */
+    CHECK(ptm_optimal_layout(&p, 32768, 4, 0.0, 64) == 8);    /* 8 KiB partitions in 4 KiB pieces */
+    /* No piece below PTM_MIN_PIECE_BYTES, no cut layout above PTM_MAX_CUT_MESSAGES. */
+    int n = ptm_optimal_layout(&p, 1024, 1, 0.0, 64);
+    CHECK(n == 1 || 1024 / n >= PTM_MIN_PIECE_BYTES);
+    CHECK(ptm_optimal_layout(&p, 1 << 20, 1, 0.0, 1024) <= PTM_MAX_CUT_MESSAGES);
+    /* The eager cap: 512 partitions of 1 MiB never go as 256 messages of 4 KiB, though
+     * LogGP alone would pick that with these parameters. */
+    double t256 = ptm_grouped_us(&p, 1 << 20, 512, 256, NULL, NULL), t1 = ptm_grouped_us(&p, 1 << 20, 512, 1, NULL, NULL);
+    CHECK(t256 < t1);
+    n = ptm_optimal_transport(&p, 1 << 20, 512, 0.0);
+    CHECK(n <= PTM_MAX_EAGER_MESSAGES || (1u << 20) / (unsigned)n > 4096);
+    /* One segment: no protocol switch, no cap. */
+    one_segment(&p, 0.01);
+    CHECK(ptm_optimal_transport(&p, 1 << 20, 64, 4000.0) == 64);
+}
+
 static void defaults_are_valid(void)
 {
     ptm_params p;
@@ -196,6 +246,7 @@ int main(void)
     rendezvous_handshake_and_segments();
     o_pready_delays_each_message();
     optimal_transport_choices();
+    cut_partitions();
     defaults_are_valid();
     CHECK_DONE();
 }

@@ -104,7 +104,7 @@ def test_tuning_table(tmp_path, lib):
 
 
 def test_table1_ranges():
-    rows = [Choice(1 << s, t, 0, 0, 0) for s, t in [(10, 1), (11, 1), (12, 2), (13, 4), (14, 4)]]
+    rows = [Choice(1 << s, t, 0, 0, 0, t) for s, t in [(10, 1), (11, 1), (12, 2), (13, 4), (14, 4)]]
     assert table1_ranges(rows) == [("<= 2KiB", 1), ("4KiB", 2), (">= 8KiB", 4)]
     assert pow2_counts(12) == [1, 2, 4]
 
@@ -120,3 +120,12 @@ def test_option_parsing():
         parse_int_list("4,0", "--partitions")
     with pytest.raises(ValueError):
         parse_float_list("1,nan", "--delays")
+
+
+def test_optimal_layout_cuts_below_the_eager_limit(lib):
+    """The library's layout search may cut partitions; the paper's grouped search never does."""
+    p = Params.default(lib)
+    assert p.optimal_transport(8192, 1, 0.0) == 1
+    n = p.optimal_layout(8192, 1, 0.0)
+    assert n > 1 and 8192 // n >= 512          # pieces, none below PTM_MIN_PIECE_BYTES
+    assert p.optimal_layout(1 << 20, 1, 0.0) == 1  # far above the switch one message wins

@@ -17,6 +17,7 @@ class Choice:
     time_us: float
     bulk_us: float      # one message after the last partition is ready
     fine_us: float      # one message per user partition
+    library: int        # messages libpartita's model policy uses (laggard at the delay; may cut partitions)
 
 
 def pow2_counts(user_parts: int) -> list[int]:
@@ -35,7 +36,8 @@ def optimal_choices(params: Params, sizes: list[int], user_parts: int, pattern: 
     for m in sizes:
         t, best = params.optimal_transport_ready(m, user_parts, ready, pow2_only=True)
         rows.append(Choice(m, t, best, params.grouped_us(m, user_parts, 1, ready),
-                           params.grouped_us(m, user_parts, user_parts, ready)))
+                           params.grouped_us(m, user_parts, user_parts, ready),
+                           params.optimal_layout(m, user_parts, delay_us if pattern == "laggard" else 0.0)))
     return rows
 
 
@@ -61,11 +63,11 @@ def table1_ranges(rows: list[Choice]) -> list[tuple[str, int]]:
 
 def format_choices(rows: list[Choice], user_parts: int) -> list[str]:
     lines = [f"{'message':>10} {'transport':>9} {'model (us)':>11} {'bulk (us)':>10} "
-             f"{f'{user_parts} msgs (us)':>14} {'gain vs bulk':>12}"]
+             f"{f'{user_parts} msgs (us)':>14} {'gain vs bulk':>12} {'libpartita':>10}"]
     for r in rows:
         gain = (r.bulk_us - r.time_us) / r.bulk_us * 100
         lines.append(f"{fmt_bytes(r.bytes):>10} {r.transport:>9} {r.time_us:11.2f} {r.bulk_us:10.2f} "
-                     f"{r.fine_us:14.2f} {gain:11.1f}%")
+                     f"{r.fine_us:14.2f} {gain:11.1f}% {r.library:>10}")
     return lines
 
 
