@@ -37,8 +37,12 @@ typedef struct ptm_params {
 
 /* ---- parameters ---------------------------------------------------------- */
 
-/* Built-in defaults (a shared-memory node of the kind partita was developed on). */
+/* Built-in defaults (MPICH on a shared-memory node of the kind partita was developed on). */
 void ptm_params_default(ptm_params *p);
+/* Built-in defaults for the MPI library that MPI_Get_library_version names:
+ * Open MPI's own when the string says "Open MPI" (its eager limit differs),
+ * else ptm_params_default. */
+void ptm_params_default_for(ptm_params *p, const char *mpi_version);
 /* Load a partita.loggp/1 JSON file. Returns 0, or -1 with a message naming the
  * file in err; p is then left holding the defaults. */
 int ptm_params_load(const char *path, ptm_params *p, char *err, size_t errlen);

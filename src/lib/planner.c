@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <mpi.h>
+
 #include "partita/model.h"
 
 static ptm_params params;
@@ -19,7 +21,13 @@ static void load_files(void)
     char err[512];
     /* $PARTITA_LOGGP, else the file `partita loggp` saved, else built-in defaults;
      * an unusable file is named in a one-time warning, never fatal */
-    ptm_params_load_default(&params);
+    if (ptm_params_load_default(&params) != 0) {
+        /* no usable file: the built-in defaults of the MPI library underneath */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        if (PMPI_Get_library_version(version, &len) == MPI_SUCCESS)
+            ptm_params_default_for(&params, version);
+    }
     const char *path = getenv("PARTITA_TUNING");
     if (path && *path) {
         table = ptm_table_load(path, err, sizeof err);

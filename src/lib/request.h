@@ -95,6 +95,7 @@ typedef struct pt_recv_side {
     unsigned char *tdone;    /* per transport message, this round */
     int ndone;
     int scan_from;           /* transport messages before it are all done this round */
+    atomic_uint misses;      /* MPI_Parrived calls that found their partition missing */
     char *staging;           /* non-contiguous receive types: bytes land here first */
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
     int tag_base;

@@ -13,6 +13,16 @@
 
 #define DEFAULT_SOURCE "built-in defaults"
 
+static void set_defaults(ptm_params *p, const ptm_segment *eager, const ptm_segment *large, const char *what)
+{
+    memset(p, 0, sizeof *p);
+    p->nseg = 2;
+    p->seg[0] = *eager;
+    p->seg[1] = *large;
+    p->o_pready = 0.0;
+    snprintf(p->source, sizeof p->source, "%s", what);
+}
+
 void ptm_params_default(ptm_params *p)
 {
     /* Measured with partita-loggp (--api isend: receives posted ahead and
@@ -26,12 +36,24 @@ void ptm_params_default(ptm_params *p)
     static const ptm_segment large = {
         .max_bytes = SIZE_MAX, .L = 0.46, .o_s = 0.2, .o_r = 1.5, .g = 1.55, .G = 7.9e-5, .handshake_us = 0.45
     };
-    memset(p, 0, sizeof *p);
-    p->nseg = 2;
-    p->seg[0] = eager;
-    p->seg[1] = large;
-    p->o_pready = 0.0;
-    snprintf(p->source, sizeof p->source, "%s", DEFAULT_SOURCE);
+    set_defaults(p, &eager, &large, DEFAULT_SOURCE);
+}
+
+void ptm_params_default_for(ptm_params *p, const char *mpi_version)
+{
+    if (!mpi_version || !strstr(mpi_version, "Open MPI")) {
+        ptm_params_default(p);
+        return;
+    }
+    /* The same measurement with Open MPI 5.0 (ob1/sm): its eager limit is
+     * 2 KiB, so MPICH's numbers would cut partitions into rendezvous pieces. */
+    static const ptm_segment eager = {
+        .max_bytes = 2048, .L = 0.06, .o_s = 0.04, .o_r = 0.06, .g = 0.065, .G = 4.0e-5, .handshake_us = 0
+    };
+    static const ptm_segment large = {
+        .max_bytes = SIZE_MAX, .L = 0.06, .o_s = 0.06, .o_r = 1.37, .g = 1.37, .G = 7.7e-5, .handshake_us = 0.44
+    };
+    set_defaults(p, &eager, &large, DEFAULT_SOURCE " (Open MPI)");
 }
 
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
