@@ -194,15 +194,16 @@ static int64_t reference_iteration(const pt_ctx *ctx, const p2p_config *cfg, uns
 
 #define STAMP_BATCH 16
 
-/* Give the partitions found arrived since the last clock read one stamp, now. Returns 0. */
-static int stamp_pending(int64_t *arrival, const int *pending_q, int pending)
+/* Give the partitions found arrived since the last clock read one stamp, now,
+ * and empty the list. */
+static void stamp_pending(int64_t *arrival, const int *pending_q, int *pending)
 {
-    if (pending) {
+    if (*pending) {
         int64_t now = pt_now_ns();
-        for (int i = 0; i < pending; i++)
+        for (int i = 0; i < *pending; i++)
             arrival[pending_q[i]] = now;
+        *pending = 0;
     }
-    return 0;
 }
 
 /* Partitioned iteration. Sender: fills ready[P] and compute_end[T]; receiver: arrival[Q]. */
@@ -233,10 +234,10 @@ static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_
                     pending_q[pending++] = q;
                     remaining--;
                     if (pending == STAMP_BATCH)
-                        pending = stamp_pending(arrival, pending_q, pending);
+                        stamp_pending(arrival, pending_q, &pending);
                 }
             }
-            pending = stamp_pending(arrival, pending_q, pending);
+            stamp_pending(arrival, pending_q, &pending);
         }
         MPI_Wait(req, MPI_STATUS_IGNORE);
         if (c->validate)

@@ -238,48 +238,38 @@ static void received(pt_request *req, int j, int bytes)
         pt_recv_message_done(req, j);
 }
 
-int pt_recv_progress(pt_request *req, int lo, int hi)
+/* Test the messages in order from scan_from and stop at the first one still
+ * missing. One progress poll moves only a few messages, so testing all n at
+ * every poll made a round O(n^2); messages further on still move, and are
+ * found complete at once when the scan reaches them (MPI_Parrived also tests
+ * its own partition's messages, test_range). */
+static int scan_in_order(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
     int rc;
-    if (req->proc_null)
-        return MPI_SUCCESS;
-    if (!r->ready) {
-        int flag = 0;
-        if ((rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
-        if (!flag)
-            return MPI_SUCCESS;
-        if ((rc = setup(req)) != MPI_SUCCESS)
-            return rc;
-        if (atomic_load_explicit(&req->active, memory_order_acquire) && (rc = begin_round(req)) != MPI_SUCCESS)
-            return rc;
-    }
-    if ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans)
-        return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
-    if (lo < 0) {
-        /* Whole-request progress (Wait/Test): test the messages in order and
-         * stop at the first one still missing. One progress poll moves only a
-         * few messages, so testing all n at every poll made a round O(n^2);
-         * messages further on still move, and are found complete at once when
-         * the scan reaches them (MPI_Parrived tests its own messages directly). */
-        while (r->scan_from < r->ntrans) {
-            int j = r->scan_from;
-            if (!r->tdone[j]) {
-                int flag = 0;
-                MPI_Status st;
-                if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
-                    return pt_error_mpi(req->comm, rc);
-                if (!flag)
-                    break;
-                int bytes = 0;
-                PMPI_Get_count(&st, MPI_BYTE, &bytes);
-                received(req, j, bytes);
-            }
-            r->scan_from++;
+    while (r->scan_from < r->ntrans) {
+        int j = r->scan_from;
+        if (!r->tdone[j]) {
+            int flag = 0;
+            MPI_Status st;
+            if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
+                return pt_error_mpi(req->comm, rc);
+            if (!flag)
+                break;
+            int bytes = 0;
+            PMPI_Get_count(&st, MPI_BYTE, &bytes);
+            received(req, j, bytes);
         }
-        return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
+        r->scan_from++;
     }
+    return MPI_SUCCESS;
+}
+
+/* Test messages lo..hi (those overlapping one partition). */
+static int test_range(pt_request *req, int lo, int hi)
+{
+    pt_recv_side *r = &req->u.r;
+    int rc;
     if (hi - lo < 8) {
         for (int j = lo; j <= hi; j++) {
             if (r->tdone[j])
@@ -314,6 +304,33 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
         if (rc != MPI_SUCCESS)
             return pt_error_mpi(req->comm, rc);
     }
+    return MPI_SUCCESS;
+}
+
+int pt_recv_progress(pt_request *req, int lo, int hi)
+{
+    pt_recv_side *r = &req->u.r;
+    int rc;
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    if (!r->ready) {
+        int flag = 0;
+        if ((rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return pt_error_mpi(req->comm, rc);
+        if (!flag)
+            return MPI_SUCCESS;
+        if ((rc = setup(req)) != MPI_SUCCESS)
+            return rc;
+        if (atomic_load_explicit(&req->active, memory_order_acquire) && (rc = begin_round(req)) != MPI_SUCCESS)
+            return rc;
+    }
+    if ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans)
+        return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
+    rc = scan_in_order(req);
+    if (rc == MPI_SUCCESS && lo >= 0)
+        rc = test_range(req, lo, hi);
+    if (rc != MPI_SUCCESS)
+        return rc;
     return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
 }
 
@@ -372,9 +389,10 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     /* A polling loop asks about many partitions that one message carries;
      * testing MPI at every miss made a sweep over 512 partitions cost 512
      * MPI_Test calls, and the last partition's arrival was seen up to a
-     * sweep late. So only every PARRIVED_TEST_EVERY-th miss tests, and it
-     * scans the request in order as well as this partition's messages: no
-     * message is left untested however the calls are ordered. */
+     * sweep late. So only every PARRIVED_TEST_EVERY-th miss tests, and the
+     * progress call scans the request in order as well as testing this
+     * partition's messages: no message is left untested however the calls
+     * are ordered. */
     unsigned miss = atomic_fetch_add_explicit(&r->misses, 1, memory_order_relaxed);
     if (miss % PARRIVED_TEST_EVERY != 0) {
         *flag = 0;
@@ -400,9 +418,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
             while (hi + 1 < r->ntrans && r->plo[hi + 1] <= partition)
                 hi++;
         }
-        rc = pt_recv_progress(req, -1, -1);
-        if (rc == MPI_SUCCESS && lo >= 0)
-            rc = pt_recv_progress(req, lo, hi);
+        rc = pt_recv_progress(req, lo, hi);
         pthread_mutex_unlock(&req->progress_lock);
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);

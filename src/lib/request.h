@@ -169,8 +169,9 @@ int pt_send_span_isend(pt_request *req, int first, int end, int tag, MPI_Request
 /* recv_side.c */
 int pt_recv_init(pt_request *req);
 int pt_recv_start(pt_request *req);
-/* Progress the receive side; lo..hi limits which transport messages are
- * tested (-1, -1: all). Call with progress_lock held. */
+/* Progress the receive side: test the transport messages in order up to the
+ * first one missing, and, when lo >= 0, messages lo..hi too (those of one
+ * partition). Call with progress_lock held. */
 int pt_recv_progress(pt_request *req, int lo, int hi);
 int pt_recv_round_done(const pt_request *req);
 /* Every receive partition was reported arrived this round. */
