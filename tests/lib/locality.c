@@ -20,11 +20,7 @@ static int check(const double *b, int k)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2)
-        ptest_usage("locality: run with 2 ranks");
+    int rank = ptest_pair_rank("locality");
     static double buf[N];
     MPI_Request req;
     int token = 0;

@@ -64,11 +64,7 @@ static void three_pairs(int rank, MPI_Comm comms[3], const int tags[3], const in
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2)
-        ptest_usage("matching: run with 2 ranks");
+    int rank = ptest_pair_rank("matching");
 
     /* A wildcard receive posted first must only ever see the user's message. */
     int user_msg = -1;

@@ -64,11 +64,7 @@ int main(int argc, char **argv)
         ptest_usage("policies: arguments are `thread` or `table N`");
     if (argc > 2 && table_expect < 1)
         ptest_usage("policies: `table N` needs N >= 1");
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2)
-        ptest_usage("policies: run with 2 ranks");
+    int rank = ptest_pair_rank("policies");
     static double buf[PARTS * PER];
     int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < ncases; c++) {

@@ -64,6 +64,21 @@ static inline void ptest_usage(const char *msg)
     exit(2);
 }
 
+/* This process's rank in MPI_COMM_WORLD; a run on other than 2 ranks is a
+ * usage error of the program `name`. */
+static inline int ptest_pair_rank(const char *name)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: run with 2 ranks", name);
+        ptest_usage(msg);
+    }
+    return rank;
+}
+
 /* 1 when req is a partita request: the interposer took the call (looked up
  * at run time, so a test also works when partita is preloaded). */
 static inline int ptest_is_partita(MPI_Request req)

@@ -32,11 +32,7 @@ static int empty_status(const MPI_Status *st)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2)
-        ptest_usage("state: run with 2 ranks");
+    int rank = ptest_pair_rank("state");
     static double buf[PARTS * PER];
     MPI_Request req;
     MPI_Status st;

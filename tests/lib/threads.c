@@ -50,12 +50,9 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, size;
+    int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2)
-        ptest_usage("threads: run with 2 ranks");
+    rank = ptest_pair_rank("threads");
     if (provided < MPI_THREAD_MULTIPLE)
         ptest_usage("threads: the MPI library does not provide MPI_THREAD_MULTIPLE");
     if (rank == 0)
