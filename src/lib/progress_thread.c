@@ -21,6 +21,44 @@ static atomic_int running;
 static long interval_ns = 20000;
 #define IDLE_NS 1000000L
 
+/* The idle wait: a kick (a timer request armed, the thread being stopped)
+ * ends it early. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond;
+static atomic_int idle;  /* the thread is in (or entering) its idle wait */
+static int kicked;       /* under idle_lock */
+
+void pt_progress_thread_kick(void)
+{
+    /* Sequentially consistent, like the thread's store to `idle` and its
+     * second look for work: one of the two sides sees the other. */
+    if (!atomic_load(&idle))
+        return;
+    pthread_mutex_lock(&idle_lock);
+    kicked = 1;
+    pthread_cond_signal(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+}
+
+static void idle_wait(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += IDLE_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&idle_lock);
+    atomic_store(&idle, 1);
+    int rc = 0;
+    while (!kicked && rc != ETIMEDOUT && !pt_background_pending() && atomic_load(&running))
+        rc = pthread_cond_timedwait(&idle_cond, &idle_lock, &until);
+    atomic_store(&idle, 0);
+    kicked = 0;
+    pthread_mutex_unlock(&idle_lock);
+}
+
 int pt_progress_thread_wanted(void)
 {
     const char *v = getenv("PARTITA_PROGRESS_THREAD");
@@ -36,14 +74,18 @@ static void *loop(void *arg)
      * arrive before a stalled group is seen twice and flushed. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 #endif
-    /* With nothing to watch (no timer request, orphan or set-up waiter: a
-     * process that only receives, say) the thread naps for IDLE_NS instead:
-     * on a node with no core to spare, waking every interval would take CPU
-     * from the ranks themselves. */
-    struct timespec pause = { 0, interval_ns }, idle = { 0, IDLE_NS };
+    /* With nothing to watch (no armed timer request, orphan or set-up
+     * waiter: between rounds, while the application computes before its
+     * first MPI_Pready, or in a process that only receives) the thread waits
+     * for a kick, or IDLE_NS at most: on a node with no core to spare,
+     * waking every interval would take CPU from the ranks themselves. */
+    struct timespec pause = { 0, interval_ns };
     while (atomic_load_explicit(&running, memory_order_acquire)) {
         pt_background_progress();
-        nanosleep(pt_background_work() ? &pause : &idle, NULL);
+        if (pt_background_pending())
+            nanosleep(&pause, NULL);
+        else
+            idle_wait();
     }
     return NULL;
 }
@@ -67,6 +109,11 @@ int pt_progress_thread_start(char *err, unsigned long errlen)
         snprintf(err, errlen, "PARTITA_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, the MPI library provides less");
         return -1;
     }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&idle_cond, &attr);
+    pthread_condattr_destroy(&attr);
     atomic_store(&running, 1);
     if (pthread_create(&thread, NULL, loop, NULL) != 0) {
         atomic_store(&running, 0);
@@ -78,6 +125,9 @@ int pt_progress_thread_start(char *err, unsigned long errlen)
 
 void pt_progress_thread_stop(void)
 {
-    if (atomic_exchange(&running, 0))
+    if (atomic_exchange(&running, 0)) {
+        pt_progress_thread_kick();
         pthread_join(thread, NULL);
+        pthread_cond_destroy(&idle_cond);
+    }
 }

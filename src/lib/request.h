@@ -66,6 +66,8 @@ typedef struct pt_send_side {
     MPI_Request *treq;       /* persistent sends: group g owns [g*pieces, (g+1)*pieces) */
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
+    atomic_int armed;        /* timer: marked this round, some group still open (timer_registry.h) */
+    atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */
     int tag_base, tag_count; /* data tags [tag_base, tag_base+tag_count) on the data comm */
     /* timer policy */
     int split;                  /* PT_HS_FLAG_SPLIT negotiated */
@@ -95,7 +97,8 @@ typedef struct pt_recv_side {
     unsigned char *tdone;    /* per transport message, this round */
     int ndone;
     int scan_from;           /* transport messages before it are all done this round */
-    atomic_uint misses;      /* MPI_Parrived calls that found their partition missing */
+    atomic_uint misses;      /* MPI_Parrived misses since MPI was last tested */
+    atomic_int last_miss;    /* the partition of the last miss */
     char *staging;           /* non-contiguous receive types: bytes land here first */
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
     int tag_base;
@@ -115,6 +118,7 @@ typedef struct pt_recv_side {
 typedef struct pt_request {
     MPI_Request handle;      /* the user's handle (a never-started proxy request) */
     int is_send;
+    int serial;              /* thread level below MULTIPLE: no two MPI calls run at once */
     atomic_int active;       /* between Start and completion */
     int proc_null;           /* peer is MPI_PROC_NULL: every round completes at once */
     int complete_pending;    /* the round finished; Wait/Test has not reported it yet */

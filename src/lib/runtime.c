@@ -28,11 +28,6 @@ int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI
 
 int pt_background_pending(void) { return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending(); }
 
-int pt_background_work(void)
-{
-    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending();
-}
-
 void pt_background_progress(void)
 {
     pt_orphans_poll();

@@ -12,9 +12,8 @@ int pt_tag_ub(void);
 const char *pt_init_error(void);
 /* Work that any partita call may do in passing (orphans, timers). */
 void pt_background_progress(void);
-/* Anything for pt_background_progress to do (orphans, set-up waiters, timer requests)? */
-int pt_background_work(void);
-/* Whether background progress has anything to do (then blocking in the MPI
+/* Whether pt_background_progress has anything to do: orphans, set-up waiters,
+ * or timer requests with a partly marked group (then blocking in the MPI
  * library could starve it: callers poll instead). */
 int pt_background_pending(void);
 

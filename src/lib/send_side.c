@@ -165,6 +165,7 @@ void pt_send_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->open_groups, s->ntrans, memory_order_relaxed);
     s->completed_upto = 0;
 }
 
@@ -176,8 +177,12 @@ int pt_issue_group(pt_request *req, int g)
     int expected = PT_GROUP_OPEN;
     if (s->pieces > 1)
         rc = PMPI_Startall(s->pieces, &s->treq[g * s->pieces]);
-    else if (!s->split || atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE))
+    else if (!s->split)
         rc = PMPI_Start(&s->treq[g]);
+    else if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE)) {
+        pt_timer_group_closed(req);
+        rc = PMPI_Start(&s->treq[g]);
+    }
     else
         rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
@@ -185,7 +190,40 @@ int pt_issue_group(pt_request *req, int g)
     return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
 }
 
-/* Mark one partition: one atomic fetch-or on its chunk; the thread that
+/* Set `bit` in the chunk's mask unless it is set; returns the mask before.
+ * An add is a plain `lock xadd` (a fetch-or that returns the old value is a
+ * compare-and-swap loop) and equals the or while the bit is clear. Serial
+ * requests (no concurrent MPI calls) use a plain load and store: the atomic
+ * read-modify-write is most of MPI_Pready's cost. */
+static inline uint64_t chunk_set(pt_chunk *c, uint64_t bit, int serial)
+{
+    uint64_t before;
+    if (serial) {
+        before = atomic_load_explicit(&c->mask, memory_order_relaxed);
+        if (!(before & bit))
+            atomic_store_explicit(&c->mask, before + bit, memory_order_relaxed);
+        return before;
+    }
+    before = atomic_fetch_add_explicit(&c->mask, bit, memory_order_acq_rel);
+    if (before & bit)
+        atomic_fetch_sub_explicit(&c->mask, bit, memory_order_relaxed); /* undo the carry */
+    return before;
+}
+
+/* Count a completed chunk off its group; true when it was the last one. */
+static inline int group_chunk_done(pt_group *g, int serial)
+{
+    if (g->nchunks == 1)
+        return 1;
+    if (serial) {
+        int left = atomic_load_explicit(&g->remaining, memory_order_relaxed) - 1;
+        atomic_store_explicit(&g->remaining, left, memory_order_relaxed);
+        return left == 0;
+    }
+    return atomic_fetch_sub_explicit(&g->remaining, 1, memory_order_acq_rel) == 1;
+}
+
+/* Mark one partition: one atomic add on its chunk; the thread that
  * completes a chunk counts it off its group, the one that completes the
  * group sends it. */
 static inline int mark(pt_request *req, int p)
@@ -201,21 +239,17 @@ static inline int mark(pt_request *req, int p)
         atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         if (req->proc_null)
             return MPI_SUCCESS;
+        if (s->split && !atomic_load_explicit(&s->armed, memory_order_relaxed))
+            pt_timer_arm(req);
     }
     uint32_t v = s->slot[p];
     pt_chunk *c = &s->chunks[v >> 6];
     uint64_t bit = (uint64_t)1 << (v & 63);
-    /* An add is a plain `lock xadd` (a fetch-or that returns the old value
-     * is a compare-and-swap loop) and equals the or while the bit is clear. */
-    uint64_t before = atomic_fetch_add_explicit(&c->mask, bit, memory_order_acq_rel);
-    if (before & bit) {
-        atomic_fetch_sub_explicit(&c->mask, bit, memory_order_relaxed); /* undo the carry */
+    uint64_t before = chunk_set(c, bit, req->serial);
+    if (before & bit)
         return pt_error(req->comm, PT_E_PREADY_TWICE);
-    }
     int g = c->group;
-    if (before + bit == c->full &&
-        (s->groups[g].nchunks == 1 ||
-         atomic_fetch_sub_explicit(&s->groups[g].remaining, 1, memory_order_acq_rel) == 1))
+    if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
         return pt_issue_group(req, g);
     if (s->split && atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
         return pt_timer_send_late(req, g, p); /* the group already waited for a laggard: no more waiting */
@@ -326,6 +360,7 @@ void pt_send_destroy(pt_request *req)
     pt_send_side *s = &req->u.s;
     if (s->split) {
         pt_timers_unregister(req);
+        pt_timer_disarm(req);
         pt_timer_free(req);
     }
     for (int j = 0; s->treq && j < s->nmsg; j++)

@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "request.h"
 #include "runtime.h"
+#include "timer_registry.h"
 
 static int64_t now_ns(void)
 {
@@ -103,8 +104,9 @@ static void flush_group(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     int expected = PT_GROUP_OPEN;
-    if (!atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT) &&
-        expected != PT_GROUP_SPLIT)
+    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
+        pt_timer_group_closed(req);
+    else if (expected != PT_GROUP_SPLIT)
         return; /* its last contributor sends it whole */
     pthread_mutex_lock(&s->split_lock);
     int rc = send_ready_runs(req, g);

@@ -1,6 +1,7 @@
 /* The timer-policy send requests (timer_registry.h), on a shared request list. */
 #include "timer_registry.h"
 
+#include "progress_thread.h"
 #include "request.h"
 #include "request_list.h"
 
@@ -8,14 +9,42 @@ static pt_request_list timers = PT_REQUEST_LIST_INIT;
 
 void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, req); }
 void pt_timers_unregister(struct pt_request *req) { pt_list_remove(&timers, req); }
-int pt_timers_pending(void) { return pt_list_pending(&timers); }
+static atomic_int armed; /* requests armed */
 
-/* Flush the overdue groups of an active request; it stays listed until freed. */
+int pt_timers_pending(void) { return atomic_load(&armed) > 0; }
+
+void pt_timer_arm(struct pt_request *req)
+{
+    if (atomic_exchange(&req->u.s.armed, 1) == 0) {
+        atomic_fetch_add(&armed, 1);
+        pt_progress_thread_kick();
+    }
+}
+
+void pt_timer_disarm(struct pt_request *req)
+{
+    if (atomic_exchange(&req->u.s.armed, 0) == 1)
+        atomic_fetch_sub(&armed, 1);
+}
+
+/* A split group sends every later partition at once, a whole one is gone:
+ * neither can be overdue any more. */
+void pt_timer_group_closed(struct pt_request *req)
+{
+    if (atomic_fetch_sub(&req->u.s.open_groups, 1) == 1)
+        pt_timer_disarm(req);
+}
+
+/* Flush the overdue groups of an armed request; it stays listed until freed. */
 static int visit(pt_request *req)
 {
-    if (atomic_load_explicit(&req->active, memory_order_acquire))
+    if (atomic_load_explicit(&req->u.s.armed, memory_order_acquire))
         pt_timer_flush_due(req);
     return 0;
 }
 
-void pt_timers_poll(void) { pt_list_poll(&timers, visit); }
+void pt_timers_poll(void)
+{
+    if (pt_timers_pending())
+        pt_list_poll(&timers, visit);
+}
