@@ -32,6 +32,7 @@ typedef struct ptm_params {
     int nseg;
     ptm_segment seg[PTM_MAX_SEGMENTS];
     double o_pready;   /* software cost of one MPI_Pready (atomic + bookkeeping) */
+    int max_eager_messages; /* most eager messages a layout may send at once; 0: PTM_MAX_EAGER_MESSAGES */
     char source[256];  /* file the parameters came from, or "built-in defaults" */
 } ptm_params;
 
@@ -114,11 +115,13 @@ size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i);
  * flight at about 0.23 us each, but falls off a cliff with more at once (64
  * pieces of 4 KiB: 60 us where one 256 KiB message takes 25 us; 256 groups of
  * 4 KiB out of 512 partitions of 1 MiB: 139 us against 93 us). So a layout
- * with more than PTM_MAX_EAGER_MESSAGES messages in the first (eager) segment
- * of a parameter set that has a protocol switch is not considered, and
+ * with more than max_eager_messages (file field, PTM_MAX_EAGER_MESSAGES by
+ * default; Open MPI's built-in set allows 32) messages in the first (eager)
+ * segment of a parameter set that has a protocol switch is not considered, and
  * partitions are cut into pieces of at least PTM_MIN_PIECE_BYTES only while
  * that leaves at most PTM_MAX_CUT_MESSAGES messages (docs/model.md). */
 #define PTM_MAX_EAGER_MESSAGES 16
+#define PTM_MAX_EAGER_LIMIT 4096 /* largest max_eager_messages a file may give */
 #define PTM_MIN_PIECE_BYTES 512
 #define PTM_MAX_CUT_MESSAGES 16
 

@@ -39,6 +39,7 @@ static void params_round_trip(void)
     memset(&p, 0, sizeof p);
     p.nseg = 3;
     p.o_pready = 0.0625;
+    p.max_eager_messages = 24;
     p.seg[0] = (ptm_segment){ 4096, 0.21, 0.33, 0.29, 0.41, 1.7e-4, 0 };
     p.seg[1] = (ptm_segment){ 65536, 0.22, 0.51, 0.47, 0.9, 1.1e-4, 1.25 };
     p.seg[2] = (ptm_segment){ SIZE_MAX, 0.23, 0.61, 0.57, 1.9, 0.9e-4, 2.5 };
@@ -48,6 +49,7 @@ static void params_round_trip(void)
     CHECK(q.nseg == 3);
     CHECK(strcmp(q.source, path) == 0);
     CHECK_NEAR(q.o_pready, 0.0625, 1e-12);
+    CHECK(q.max_eager_messages == 24);
     for (int i = 0; i < 3; i++) {
         CHECK(q.seg[i].max_bytes == p.seg[i].max_bytes);
         CHECK_NEAR(q.seg[i].L, p.seg[i].L, 1e-12);
@@ -109,6 +111,14 @@ static void params_bad_files(void)
             "{\"schema\": \"partita.loggp/1\", \"segments\": ["
             "{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1},{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
             "max_bytes");
+    rejects("burst0.json",
+            "{\"schema\": \"partita.loggp/1\", \"max_eager_messages\": 0, \"segments\": ["
+            "{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
+            "max_eager_messages");
+    rejects("burst-frac.json",
+            "{\"schema\": \"partita.loggp/1\", \"max_eager_messages\": 2.5, \"segments\": ["
+            "{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
+            "max_eager_messages");
     rejects("hex.json", "{\"schema\": \"partita.loggp/1\", \"o_pready\": 0x10}", "bad number");
     rejects("trailing.json", "{\"schema\": \"partita.loggp/1\"} x", "trailing characters");
     rejects("nul.json", "", "unexpected end"); /* empty again, via a different name */

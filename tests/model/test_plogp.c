@@ -218,6 +218,9 @@ static void cut_partitions(void)
     CHECK(t256 < t1);
     n = ptm_optimal_transport(&p, 1 << 20, 512, 0.0);
     CHECK(n <= PTM_MAX_EAGER_MESSAGES || (1u << 20) / (unsigned)n > 4096);
+    /* The cap is the parameters': raised, the many-message layout is allowed. */
+    p.max_eager_messages = 512;
+    CHECK(ptm_optimal_transport(&p, 1 << 20, 512, 0.0) > PTM_MAX_EAGER_MESSAGES);
     /* One segment: no protocol switch, no cap. */
     one_segment(&p, 0.01);
     CHECK(ptm_optimal_transport(&p, 1 << 20, 64, 4000.0) == 64);
@@ -234,6 +237,14 @@ static void defaults_are_valid(void)
      * with a laggard. */
     CHECK(ptm_optimal_transport(&p, 4096, 32, 0.0) == 1);
     CHECK(ptm_optimal_transport(&p, 64u << 20, 32, 4000.0) > 1);
+    /* Open MPI's set (eager up to 2 KiB, up to 32 eager messages at once): 64 KiB in
+     * 32 partitions go as 32 eager messages; MPICH's set keeps to 16 or fewer. */
+    CHECK(p.max_eager_messages == PTM_MAX_EAGER_MESSAGES);
+    CHECK(ptm_optimal_transport(&p, 65536, 32, 0.0) <= PTM_MAX_EAGER_MESSAGES);
+    ptm_params_default_for(&p, "Open MPI v5.0.11, package: Open MPI");
+    CHECK(ptm_params_check(&p, err, sizeof err) == 0);
+    CHECK(p.max_eager_messages == 32);
+    CHECK(ptm_optimal_transport(&p, 65536, 32, 0.0) == 32);
 }
 
 int main(void)

@@ -68,13 +68,18 @@ def test_bad_model_arguments(params):
 
 def test_params_file_round_trip(tmp_path, lib):
     segs = [Segment(8192, 0.2, 0.3, 0.25, 0.4, 1.5e-4, 0.0), Segment(None, 0.2, 0.5, 0.4, 0.9, 1e-4, 2.5)]
-    p = Params.from_segments(segs, o_pready=0.125, lib=lib)
+    p = Params.from_segments(segs, o_pready=0.125, lib=lib, max_eager_messages=24)
     f = tmp_path / "loggp.json"
     p.save(f, '"note": "round trip"')
     doc = json.loads(f.read_text())
     assert doc["schema"] == "partita.loggp/1" and doc["note"] == "round trip"
+    assert doc["max_eager_messages"] == 24
     q = Params.load(f, lib=lib)
     assert q.segments == segs and q.o_pready == 0.125 and q.source == str(f)
+    assert q.max_eager_messages == 24
+    # A constructed set without a limit is written with the library's default.
+    Params.from_segments(segs, lib=lib).save(f)
+    assert json.loads(f.read_text())["max_eager_messages"] == 16
 
 
 @pytest.mark.parametrize("text, why", [

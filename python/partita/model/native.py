@@ -30,7 +30,7 @@ class _Segment(ctypes.Structure):
 
 class _Params(ctypes.Structure):
     _fields_ = [("nseg", ctypes.c_int), ("seg", _Segment * MAX_SEGMENTS), ("o_pready", ctypes.c_double),
-                ("source", ctypes.c_char * 256)]
+                ("max_eager_messages", ctypes.c_int), ("source", ctypes.c_char * 256)]
 
 
 @dataclass(frozen=True)
@@ -147,13 +147,14 @@ class Params:
 
     @classmethod
     def from_segments(cls, segments: Sequence[Segment], o_pready: float = 0.0,
-                      lib: Library | None = None) -> "Params":
+                      lib: Library | None = None, max_eager_messages: int = 0) -> "Params":
         lib = lib or library()
         if not 1 <= len(segments) <= MAX_SEGMENTS:
             raise ModelError(f"need 1 to {MAX_SEGMENTS} segments")
         raw = _Params()
         raw.nseg = len(segments)
         raw.o_pready = o_pready
+        raw.max_eager_messages = max_eager_messages  # 0: the library's default
         for i, s in enumerate(segments):
             mb = s.max_bytes if s.max_bytes is not None and i + 1 < len(segments) else ctypes.c_size_t(-1).value
             raw.seg[i] = _Segment(mb, s.L, s.o_s, s.o_r, s.g, s.G, s.handshake_us)
@@ -171,6 +172,11 @@ class Params:
     @property
     def o_pready(self) -> float:
         return self._raw.o_pready
+
+    @property
+    def max_eager_messages(self) -> int:
+        """Most eager messages a layout may send at once (0 in a constructed set: the default)."""
+        return self._raw.max_eager_messages
 
     @property
     def segments(self) -> list[Segment]:

@@ -163,11 +163,12 @@ static long long next_candidate(long long t, int U, int pow2_only)
     return !pow2_only || (U & (U - 1)) == 0 ? U : 2LL * U; /* past U: the cut layouts */
 }
 
-/* More than PTM_MAX_EAGER_MESSAGES messages of t in the eager segment of a
- * parameter set with a protocol switch. */
+/* More than the parameters' max_eager_messages messages of t in the eager
+ * segment of a parameter set with a protocol switch. */
 static int too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
 {
-    return p->nseg > 1 && t > PTM_MAX_EAGER_MESSAGES && total_bytes / (size_t)t <= p->seg[0].max_bytes;
+    int most = p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES;
+    return p->nseg > 1 && t > most && total_bytes / (size_t)t <= p->seg[0].max_bytes;
 }
 
 /* Candidates: the divisors of user_parts (pow2_only: the power-of-two ones),
