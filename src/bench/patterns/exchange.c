@@ -190,6 +190,14 @@ static int64_t max_stamp(const pat_exchange *x, int which)
 }
 
 /* nonblocking and persistent: only the main thread calls MPI. */
+/* Thread t's compute of this iteration, then the stamp of its end. */
+static void compute_phase(pat_exchange *x, const pt_common *c, double compute_us, long iter, int t)
+{
+    if (compute_us > 0)
+        pat_compute(c, compute_us, t, iter);
+    x->stamp[ST_COMPUTE * x->threads + t] = pt_now_ns();
+}
+
 static void run_funneled(pat_exchange *x, pat_field *f, const pt_common *c, double compute_us, long iter,
                          pat_stamps *st)
 {
@@ -203,9 +211,7 @@ static void run_funneled(pat_exchange *x, pat_field *f, const pt_common *c, doub
 #pragma omp parallel num_threads(T)
     {
         int t = omp_get_thread_num();
-        if (compute_us > 0)
-            pat_compute(c, compute_us, t, iter);
-        x->stamp[ST_COMPUTE * T + t] = pt_now_ns();
+        compute_phase(x, c, compute_us, iter, t);
         for (int i = 0; i < x->nsend; i++)
             pack_part(&x->send[i], f->data, t);
     }
@@ -249,9 +255,7 @@ static void run_multiple(pat_exchange *x, pat_field *f, const pt_common *c, doub
             MPI_Irecv(m->buf + part_lo(m, t), (int)(part_hi(m, t) - part_lo(m, t)), MPI_DOUBLE, m->peer,
                       m->tag * MAX_THREAD_TAGS + t, x->comm, &rq[i]);
         }
-        if (compute_us > 0)
-            pat_compute(c, compute_us, t, iter);
-        x->stamp[ST_COMPUTE * T + t] = pt_now_ns();
+        compute_phase(x, c, compute_us, iter, t);
         for (int i = 0; i < x->nsend; i++) {
             pat_msg *m = &x->send[i];
             pack_part(m, f->data, t);
@@ -310,9 +314,7 @@ static void run_partitioned(pat_exchange *x, pat_field *f, const pt_common *c, d
 #pragma omp parallel num_threads(T)
     {
         int t = omp_get_thread_num();
-        if (compute_us > 0)
-            pat_compute(c, compute_us, t, iter);
-        x->stamp[ST_COMPUTE * T + t] = pt_now_ns();
+        compute_phase(x, c, compute_us, iter, t);
         for (int i = 0; i < x->nsend; i++)
             for (int j = t; j < P; j += T) {
                 pack_part(&x->send[i], f->data, j);
