@@ -122,6 +122,12 @@ size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i);
  * that leaves at most PTM_MAX_CUT_MESSAGES messages (docs/model.md). */
 #define PTM_MAX_EAGER_MESSAGES 16
 #define PTM_MAX_EAGER_LIMIT 4096 /* largest max_eager_messages a file may give */
+
+/* The parameters' eager-burst limit (0 in a set built field by field: the default). */
+static inline int ptm_max_eager_messages(const ptm_params *p)
+{
+    return p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES;
+}
 #define PTM_MIN_PIECE_BYTES 512
 #define PTM_MAX_CUT_MESSAGES 16
 

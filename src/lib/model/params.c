@@ -274,8 +274,7 @@ int ptm_params_write(FILE *f, const ptm_params *p, const char *extra_members, ch
     fprintf(f, "{\n  \"schema\": \"%s\",\n", PTM_LOGGP_SCHEMA);
     fprintf(f, "  \"units\": {\"time\": \"us\", \"G\": \"us/byte\", \"sizes\": \"bytes\"},\n  ");
     put_number(f, "o_pready", p->o_pready, ",\n");
-    fprintf(f, "  \"max_eager_messages\": %d,\n",
-            p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES);
+    fprintf(f, "  \"max_eager_messages\": %d,\n", ptm_max_eager_messages(p));
     fprintf(f, "  \"segments\": [\n");
     for (int i = 0; i < p->nseg; i++) {
         const ptm_segment *s = &p->seg[i];

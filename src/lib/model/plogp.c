@@ -167,8 +167,7 @@ static long long next_candidate(long long t, int U, int pow2_only)
  * segment of a parameter set with a protocol switch. */
 static int too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
 {
-    int most = p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES;
-    return p->nseg > 1 && t > most && total_bytes / (size_t)t <= p->seg[0].max_bytes;
+    return p->nseg > 1 && t > ptm_max_eager_messages(p) && total_bytes / (size_t)t <= p->seg[0].max_bytes;
 }
 
 /* Candidates: the divisors of user_parts (pow2_only: the power-of-two ones),
