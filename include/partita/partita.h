@@ -89,8 +89,9 @@ int Partita_Is_partitioned(MPI_Request request);
  * request (on a receive request: -1 and the sender's policy is unknown until
  * the sender's set-up message arrived). policy may be NULL. */
 int Partita_Request_plan(MPI_Request request, int *transport_parts, const char **policy);
-/* Send request under the timer policy: runs sent early (before their group was
- * complete) in the current or last round; 0 for other policies. */
+/* Send request under the timer policy: runs and lone partitions sent for
+ * split groups (groups the timer did not wait for) in the current or last
+ * round; 0 for other policies. */
 int Partita_Request_runs(MPI_Request request, int *runs);
 
 #if defined(__GNUC__)

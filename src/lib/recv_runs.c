@@ -1,6 +1,10 @@
 /* Timer policy, receive side: groups that the sender split arrive as runs on
- * the channel's split tag (a header, then the run's data straight into place)
- * and an empty terminator on the group's own tag. A receive partition is
+ * the channel's split tag (a header, then the run's data straight into place),
+ * then partitions alone on their late tags, and an empty terminator on the
+ * group's own tag. The flagged last header of a group's first flush is the cue
+ * to post a receive on the late tag of each of its partitions not in a run, so
+ * the late partitions (those a laggard holds back) land without a header
+ * being read before each. A receive partition is
  * reported as soon as the runs (and whole messages) holding its bytes are in.
  * One header receive is kept posted; a header of a later round (the sender
  * may be ahead) is kept until that round starts, and nothing more is posted
@@ -12,7 +16,7 @@
 #include "request.h"
 #include "runtime.h"
 
-static int split_tag(const pt_request *req) { return req->u.r.tag_base + req->u.r.ntrans; }
+static int split_tag(const pt_request *req) { return pt_split_tag(req->u.r.tag_base, req->u.r.ntrans); }
 
 static int group_parts(const pt_request *req, int g)
 {
@@ -25,14 +29,14 @@ int pt_runs_setup(pt_request *req)
     pt_recv_side *r = &req->u.r;
     r->group_missing = malloc((size_t)r->ntrans * sizeof *r->group_missing);
     r->group_split = calloc((size_t)r->ntrans, 1);
-    r->sarrived = calloc((size_t)r->sparts, 1);
+    r->sstate = calloc((size_t)r->sparts, 1);
+    r->lreq = malloc((size_t)r->sparts * sizeof *r->lreq);
+    r->lpart = malloc((size_t)r->sparts * sizeof *r->lpart);
+    r->lidx = malloc((size_t)r->sparts * sizeof *r->lidx);
     r->hdr_req = r->run_req = MPI_REQUEST_NULL;
-    if (!r->group_missing || !r->group_split || !r->sarrived) {
-        free(r->group_missing);
-        free(r->group_split);
-        free(r->sarrived);
-        r->group_missing = NULL;
-        r->group_split = r->sarrived = NULL;
+    r->nlate = 0;
+    if (!r->group_missing || !r->group_split || !r->sstate || !r->lreq || !r->lpart || !r->lidx) {
+        pt_runs_destroy(req);
         return MPI_ERR_NO_MEM;
     }
     r->split = 1;
@@ -47,16 +51,40 @@ static int post_header(pt_request *req)
                       &r->hdr_req);
 }
 
-/* Post the data receive of the run in run_hdr, then the next header receive
+/* Post a receive on the late tag of every partition of group g that no run
+ * of its first flush carries: the sender sends each of those alone. */
+static int post_late(pt_request *req, int g)
+{
+    pt_recv_side *r = &req->u.r;
+    size_t bytes = (size_t)r->hs[PT_HS_PART_BYTES];
+    long long first = (long long)g * r->sparts / r->ntrans, end = (long long)(g + 1) * r->sparts / r->ntrans;
+    for (int p = (int)first; p < end; p++) {
+        if (r->sstate[p] != PT_SP_NONE)
+            continue;
+        int rc = PMPI_Irecv(r->dest + (size_t)p * bytes, (int)bytes, MPI_BYTE, req->peer_world,
+                            pt_late_tag(r->tag_base, r->ntrans, p), pt_data_comm(), &r->lreq[r->nlate]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        r->lpart[r->nlate++] = p;
+        r->sstate[p] = PT_SP_LATE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Post the data receive of the run in run_hdr (and, after the first flush's
+ * last run, the late receives of its group), then the next header receive
  * (MPI matches them in this order). */
 static int post_run(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
+    const int64_t *h = r->run_hdr;
     size_t bytes = (size_t)r->hs[PT_HS_PART_BYTES];
+    memset(r->sstate + h[PT_RUN_FIRST], PT_SP_RUN, (size_t)h[PT_RUN_COUNT]);
     r->run_posted = 1;
-    int rc = PMPI_Irecv(r->dest + (size_t)r->run_hdr[PT_RUN_FIRST] * bytes,
-                        (int)((size_t)r->run_hdr[PT_RUN_COUNT] * bytes), MPI_BYTE, req->peer_world, split_tag(req),
-                        pt_data_comm(), &r->run_req);
+    int rc = PMPI_Irecv(r->dest + (size_t)h[PT_RUN_FIRST] * bytes, (int)((size_t)h[PT_RUN_COUNT] * bytes), MPI_BYTE,
+                        req->peer_world, split_tag(req), pt_data_comm(), &r->run_req);
+    if (rc == MPI_SUCCESS && (h[PT_RUN_FLAGS] & PT_RUN_FLAG_LAST))
+        rc = post_late(req, (int)h[PT_RUN_GROUP]);
     return rc == MPI_SUCCESS ? post_header(req) : rc;
 }
 
@@ -67,7 +95,7 @@ int pt_runs_round_start(pt_request *req)
         r->group_missing[g] = group_parts(req, g);
         r->group_split[g] = 0;
     }
-    memset(r->sarrived, 0, (size_t)r->sparts);
+    memset(r->sstate, PT_SP_NONE, (size_t)r->sparts);
     if (r->have_stash) {
         if (r->run_hdr[PT_RUN_ROUND] != r->round)
             return MPI_SUCCESS; /* still a later round's */
@@ -80,7 +108,8 @@ int pt_runs_round_start(pt_request *req)
 static int valid_header(const pt_request *req, const int64_t *h)
 {
     const pt_recv_side *r = &req->u.r;
-    if (h[PT_RUN_GROUP] < 0 || h[PT_RUN_GROUP] >= r->ntrans || h[PT_RUN_COUNT] < 1 || h[PT_RUN_ROUND] < r->round)
+    if (h[PT_RUN_GROUP] < 0 || h[PT_RUN_GROUP] >= r->ntrans || h[PT_RUN_COUNT] < 1 || h[PT_RUN_ROUND] < r->round ||
+        (h[PT_RUN_FLAGS] & ~(int64_t)PT_RUN_FLAG_LAST))
         return 0;
     long long first = (long long)h[PT_RUN_GROUP] * r->sparts / r->ntrans;
     long long end = (long long)(h[PT_RUN_GROUP] + 1) * r->sparts / r->ntrans;
@@ -100,7 +129,7 @@ static void run_in(pt_request *req, int first, int count)
 {
     pt_recv_side *r = &req->u.r;
     size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
-    memset(r->sarrived + first, 1, (size_t)count);
+    memset(r->sstate + first, PT_SP_IN, (size_t)count);
     if (r->error || rbytes == 0 || sbytes == 0)
         return;
     size_t a = (size_t)first * sbytes, b = (size_t)(first + count) * sbytes;
@@ -110,7 +139,7 @@ static void run_in(pt_request *req, int first, int count)
         size_t x = p * rbytes, y = x + rbytes < r->sent_bytes ? x + rbytes : r->sent_bytes;
         int covered = 1;
         for (size_t sp = x / sbytes; covered && sp <= (y - 1) / sbytes; sp++)
-            covered = r->sarrived[sp] || r->tdone[group_of(r, (int)sp)];
+            covered = r->sstate[sp] == PT_SP_IN || r->tdone[group_of(r, (int)sp)];
         if (covered)
             pt_recv_partition_in(req, (int)p);
     }
@@ -124,6 +153,41 @@ void pt_runs_terminator(pt_request *req, int g)
         pt_recv_message_done(req, g);
 }
 
+/* A part of split group g is in: count it off and report what it completes. */
+static void part_in(pt_request *req, int g, int first, int count)
+{
+    pt_recv_side *r = &req->u.r;
+    r->group_missing[g] -= count;
+    run_in(req, first, count);
+    if (r->group_split[g] && r->group_missing[g] == 0)
+        pt_recv_message_done(req, g);
+}
+
+/* Test the posted late receives; drop the completed ones from the list. */
+static int test_late(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    int out = 0;
+    int rc = PMPI_Testsome(r->nlate, r->lreq, &out, r->lidx, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return pt_error_mpi(req->comm, rc);
+    if (out == MPI_UNDEFINED || out == 0)
+        return MPI_SUCCESS;
+    for (int k = 0; k < out; k++) {
+        int p = r->lpart[r->lidx[k]];
+        part_in(req, group_of(r, p), p, 1);
+    }
+    int n = 0;
+    for (int k = 0; k < r->nlate; k++) {
+        if (r->lreq[k] != MPI_REQUEST_NULL) {
+            r->lreq[n] = r->lreq[k];
+            r->lpart[n++] = r->lpart[k];
+        }
+    }
+    r->nlate = n;
+    return MPI_SUCCESS;
+}
+
 int pt_runs_progress(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
@@ -134,12 +198,9 @@ int pt_runs_progress(pt_request *req)
             if ((rc = PMPI_Test(&r->run_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
                 return pt_error_mpi(req->comm, rc);
             if (flag) {
-                int g = (int)r->run_hdr[PT_RUN_GROUP];
                 r->run_posted = 0;
-                r->group_missing[g] -= (int)r->run_hdr[PT_RUN_COUNT];
-                run_in(req, (int)r->run_hdr[PT_RUN_FIRST], (int)r->run_hdr[PT_RUN_COUNT]);
-                if (r->group_split[g] && r->group_missing[g] == 0)
-                    pt_recv_message_done(req, g);
+                part_in(req, (int)r->run_hdr[PT_RUN_GROUP], (int)r->run_hdr[PT_RUN_FIRST],
+                        (int)r->run_hdr[PT_RUN_COUNT]);
                 progressed = 1;
             }
         }
@@ -162,7 +223,7 @@ int pt_runs_progress(pt_request *req)
             }
         }
     }
-    return MPI_SUCCESS;
+    return r->nlate ? test_late(req) : MPI_SUCCESS;
 }
 
 void pt_runs_destroy(pt_request *req)
@@ -175,7 +236,19 @@ void pt_runs_destroy(pt_request *req)
             PMPI_Wait(pending[i], MPI_STATUS_IGNORE);
         }
     }
+    for (int k = 0; k < r->nlate; k++) {
+        PMPI_Cancel(&r->lreq[k]);
+        PMPI_Wait(&r->lreq[k], MPI_STATUS_IGNORE);
+    }
+    r->nlate = 0;
     free(r->group_missing);
     free(r->group_split);
-    free(r->sarrived);
+    free(r->sstate);
+    free(r->lreq);
+    free(r->lpart);
+    free(r->lidx);
+    r->group_missing = NULL;
+    r->group_split = r->sstate = NULL;
+    r->lreq = NULL;
+    r->lpart = r->lidx = NULL;
 }

@@ -416,6 +416,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 0;
         return MPI_SUCCESS;
     }
+    pt_recv_app_polled(req);
     pt_background_progress();
     int rc = MPI_SUCCESS;
     /* Another thread progressing this request does our work too. */
@@ -441,6 +442,17 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
     return rc;
+}
+
+void pt_recv_app_polled(pt_request *req)
+{
+    atomic_store_explicit(&req->u.r.app_polled_ns, pt_now_ns(), memory_order_relaxed);
+}
+
+int pt_recv_app_polling(const pt_request *req)
+{
+    int64_t last = atomic_load_explicit(&req->u.r.app_polled_ns, memory_order_relaxed);
+    return pt_now_ns() - last < PT_APP_POLLING_NS;
 }
 
 void pt_recv_destroy(pt_request *req)

@@ -51,8 +51,12 @@ enum {
 #define PT_HS_FLAG_SPLIT 1                   /* timer policy: groups may be sent in runs */
 
 /* Header of one run of a split group (timer policy), sent on the split tag
- * just before the run's data. */
-enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_LEN };
+ * just before the run's data. A group's first flush of a round is a series
+ * of headed runs, the last one flagged: the receiver then posts a receive on
+ * the late tag of every other partition of the group, and the sender sends
+ * each of those alone, without a header. */
+enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_FLAGS, PT_RUN_LEN };
+#define PT_RUN_FLAG_LAST 1 /* the last headed run of the group's first flush */
 
 typedef struct pt_send_side {
     int ntrans;              /* groups of consecutive partitions (marking units) */
@@ -74,12 +78,22 @@ typedef struct pt_send_side {
     int64_t delta_ns;           /* how long a partly ready group may wait */
     pthread_mutex_t split_lock; /* orders header+data pairs on the split tag */
     MPI_Request *xreq;          /* run headers, run data and terminators of this round */
-    int64_t *xhdr;              /* PT_RUN_LEN per run */
+    int64_t *xhdr;              /* PT_RUN_LEN per header */
+    unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
     int nx, xcap;               /* used / capacity of xreq (under split_lock) */
     int nhdr;                   /* headers used this round */
+    int nruns;                  /* runs and lone partitions sent early this round */
     int round;                  /* Start count - 1, sent in the runs' headers */
     int completed_upto;         /* treq[0..completed_upto) known complete this round */
 } pt_send_side;
+
+/* Tags of a timer request past its ntrans group tags: the split tag carries
+ * headed runs, and sender partition p sent alone goes on its own late tag. */
+static inline int pt_split_tag(int tag_base, int ntrans) { return tag_base + ntrans; }
+static inline int pt_late_tag(int tag_base, int ntrans, int p) { return tag_base + ntrans + 1 + p; }
+
+/* Receiver, per sender partition of a split group (timer policy). */
+enum { PT_SP_NONE = 0, PT_SP_RUN = 1, PT_SP_LATE = 2, PT_SP_IN = 3 };
 
 typedef struct pt_recv_side {
     int ready;               /* set-up message processed */
@@ -97,6 +111,7 @@ typedef struct pt_recv_side {
     unsigned char *tdone;    /* per transport message, this round */
     int ndone;
     int scan_from;           /* transport messages before it are all done this round */
+    _Atomic int64_t app_polled_ns; /* when the application last made it test MPI (Parrived, Test, Wait) */
     atomic_uint misses;      /* MPI_Parrived misses since MPI was last tested */
     atomic_int last_miss;    /* the partition of the last miss */
     char *staging;           /* non-contiguous receive types: bytes land here first */
@@ -110,7 +125,11 @@ typedef struct pt_recv_side {
     MPI_Request hdr_req, run_req;
     int hdr_posted, run_posted, have_stash;
     int *group_missing;      /* per transport message: partitions still to come in runs */
-    unsigned char *sarrived; /* per sender partition: came in a run this round */
+    unsigned char *sstate;   /* per sender partition, this round: PT_SP_* */
+    MPI_Request *lreq;       /* posted receives of lone late partitions (first nlate used) */
+    int *lpart;              /* the sender partition of each */
+    int *lidx;               /* MPI_Testsome's indices */
+    int nlate;
     unsigned char *group_split; /* per transport message: its terminator came (it is in runs) */
     int round;                  /* Start count - 1, compared with the runs' headers */
 } pt_recv_side;
@@ -183,10 +202,20 @@ int pt_recv_all_arrived(const pt_request *req);
 void pt_recv_destroy(pt_request *req);
 void pt_recv_fill_status(const pt_request *req, MPI_Status *status);
 void pt_recv_message_done(pt_request *req, int j);
+/* The application tested MPI for this receive (Parrived, Test, Wait); and
+ * whether it did so within PT_APP_POLLING_NS: then background progress
+ * (the progress thread) leaves the request alone. A second thread driving
+ * MPI next to a polling one only contends with it: on 2 cores, copies of
+ * late partitions ran up to 5x slower. */
+void pt_recv_app_polled(pt_request *req);
+int pt_recv_app_polling(const pt_request *req);
+#define PT_APP_POLLING_NS 100000
 void pt_recv_partition_in(pt_request *req, int p);
 
 /* timer_flush.c (sender) */
-void pt_timer_flush_due(pt_request *req);
+/* Flush the overdue groups; returns when a check is next due
+ * (CLOCK_MONOTONIC ns; INT64_MAX: nothing pending). */
+int64_t pt_timer_flush_due(pt_request *req);
 /* Partition p of a group the timer already split became ready: send it now. */
 int pt_timer_send_late(pt_request *req, int g, int p);
 int pt_timer_finish_group(pt_request *req, int g);

@@ -28,12 +28,18 @@ int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI
 
 int pt_background_pending(void) { return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending(); }
 
-void pt_background_progress(void)
+void pt_background_poll(pt_background_next *next)
 {
     pt_orphans_poll();
-    pt_waiters_poll();
-    pt_timers_poll();
+    int help = pt_waiters_poll();
+    int64_t due = pt_timers_poll();
+    if (next) {
+        next->timer_due = due;
+        next->regular = help || pt_orphans_pending() || pt_timers_pending();
+    }
 }
+
+void pt_background_progress(void) { pt_background_poll(NULL); }
 
 int Partita_Init_hook(void)
 {

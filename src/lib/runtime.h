@@ -3,8 +3,17 @@
 #define PARTITA_RUNTIME_H
 
 #include <mpi.h>
+#include <stdint.h>
+#include <time.h>
 
 int pt_initialised(void);
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every timer deadline. */
+static inline int64_t pt_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 /* Private twin of MPI_COMM_WORLD that carries all transport messages. */
 MPI_Comm pt_data_comm(void);
 int pt_tag_ub(void);
@@ -12,6 +21,13 @@ int pt_tag_ub(void);
 const char *pt_init_error(void);
 /* Work that any partita call may do in passing (orphans, timers). */
 void pt_background_progress(void);
+/* What the background work wants next (the progress thread's schedule). */
+typedef struct pt_background_next {
+    int64_t timer_due; /* a timer check is due then (CLOCK_MONOTONIC ns); INT64_MAX: none */
+    int regular;       /* polling at the regular interval is wanted: orphans, an armed timer
+                        * request, a waiting receive its application does not poll itself */
+} pt_background_next;
+void pt_background_poll(pt_background_next *next);
 /* Whether pt_background_progress has anything to do: orphans, set-up waiters,
  * or timer requests with a partly marked group (then blocking in the MPI
  * library could starve it: callers poll instead). */

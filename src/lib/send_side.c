@@ -99,8 +99,9 @@ int pt_send_init(pt_request *req)
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
-    s->tag_count = M + (split ? 1 : 0);
-    if (pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
+    long long tags = (long long)M + (split ? 1 + (long long)P : 0); /* split tag, one late tag per partition */
+    s->tag_count = tags > INT_MAX ? 0 : (int)tags;
+    if (!s->tag_count || pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
         s->tag_count = 0;
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_TAGS);
@@ -165,6 +166,8 @@ void pt_send_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
+    if (s->split)
+        pt_timer_disarm(req); /* an arming that raced with the last round's last split */
     atomic_store_explicit(&s->open_groups, s->ntrans, memory_order_relaxed);
     s->completed_upto = 0;
 }
@@ -239,7 +242,11 @@ static inline int mark(pt_request *req, int p)
         atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         if (req->proc_null)
             return MPI_SUCCESS;
-        if (s->split && !atomic_load_explicit(&s->armed, memory_order_relaxed))
+        /* Arm on the round's first mark only: a mark in a group already
+         * split (a laggard's) must not arm a request with no open group,
+         * which nothing would disarm before the next round. */
+        if (s->split && !atomic_load_explicit(&s->armed, memory_order_relaxed) &&
+            atomic_load_explicit(&s->open_groups, memory_order_relaxed) > 0)
             pt_timer_arm(req);
     }
     uint32_t v = s->slot[p];
@@ -400,7 +407,7 @@ int Partita_Request_runs(MPI_Request request, int *runs)
     *runs = 0;
     if (req->u.s.split) {
         pthread_mutex_lock(&req->u.s.split_lock);
-        *runs = req->u.s.nhdr;
+        *runs = req->u.s.nruns;
         pthread_mutex_unlock(&req->u.s.split_lock);
     }
     return MPI_SUCCESS;

@@ -1,15 +1,17 @@
 /* Timer policy, send side. A group whose marking has stalled, some of its
  * partitions ready and none added for delta, is split (checked from
  * Test/Wait/Parrived and the optional progress thread; a thread calling
- * MPI_Pready is itself progress, so Pready stays a single atomic): its ready
- * partitions go out
- * now as runs (a header naming the run, then its data, on the channel's split
- * tag) and the rest follow as they become ready; the group's last contributor
+ * MPI_Pready is itself progress, so Pready stays a single atomic). Its first
+ * flush sends the ready partitions as runs on the channel's split tag, each a
+ * header naming the run and then its data, the last header flagged; every
+ * partition of the group sent after that goes alone on its own late tag,
+ * where the receiver, told by the flag, has a receive posted: a late
+ * partition's data needs no header read first. The group's last contributor
  * sends what is left and an empty terminator on the group's own tag, so the
  * receiver's pre-posted whole-group receive always completes. Marking stays
- * lock-free: runs are claimed partition by partition with compare-and-swap,
- * and only the (rare) sending of runs takes the request's split lock, which
- * keeps each header next to its data on the split tag. */
+ * lock-free: partitions are claimed one by one with compare-and-swap, and
+ * only the (rare) sending for split groups takes the request's split lock,
+ * which keeps each header next to its data on the split tag. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -18,22 +20,18 @@
 #include "runtime.h"
 #include "timer_registry.h"
 
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 int pt_timer_alloc(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
-    s->xcap = 2 * req->partitions + s->ntrans; /* at most one run per partition, one terminator per group */
+    /* Per partition at most two sends (a header and its run, or itself
+     * alone) and one header; per group a terminator. */
+    s->xcap = 2 * req->partitions + s->ntrans;
     s->xreq = malloc((size_t)s->xcap * sizeof *s->xreq);
     s->xhdr = malloc((size_t)req->partitions * PT_RUN_LEN * sizeof *s->xhdr);
+    s->headed = calloc((size_t)s->ntrans, 1);
     pthread_mutex_init(&s->split_lock, NULL);
-    s->nx = s->nhdr = 0;
-    return s->xreq && s->xhdr ? 0 : -1;
+    s->nx = s->nhdr = s->nruns = 0;
+    return s->xreq && s->xhdr && s->headed ? 0 : -1;
 }
 
 void pt_timer_free(pt_request *req)
@@ -41,63 +39,115 @@ void pt_timer_free(pt_request *req)
     pt_send_side *s = &req->u.s;
     free(s->xreq);
     free(s->xhdr);
+    free(s->headed);
     pthread_mutex_destroy(&s->split_lock);
 }
 
 void pt_timer_round_reset(pt_request *req)
 {
     /* Under the lock: a flush from another thread (the progress thread) may
-     * still be claiming partitions of the round that just ended. */
+     * still be claiming partitions of the round that just ended. Reopening the
+     * groups here makes such a flush, once it gets the lock, find nothing to do. */
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    s->nx = 0;
-    s->nhdr = 0;
+    s->nx = s->nhdr = s->nruns = 0;
     for (int p = 0; p < req->partitions; p++)
         atomic_store_explicit(&s->part[p], PT_PART_IDLE, memory_order_relaxed);
+    for (int g = 0; g < s->ntrans; g++) {
+        s->headed[g] = 0;
+        atomic_store_explicit(&s->groups[g].state, PT_GROUP_OPEN, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&s->split_lock);
 }
 
-/* Send user partitions [p, q) of group g as one run. Caller holds split_lock. */
-static int send_run(pt_request *req, int g, int p, int q)
+/* Claim ready partition p for sending (whoever claims it sends it). */
+static int claim(pt_send_side *s, int p)
 {
-    pt_send_side *s = &req->u.s;
+    unsigned char ready = PT_PART_READY;
+    return atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT);
+}
+
+/* Write the next header: user partitions [p, q) of group g. Caller holds split_lock. */
+static void add_header(pt_send_side *s, int g, int p, int q)
+{
     int64_t *h = &s->xhdr[(size_t)s->nhdr++ * PT_RUN_LEN];
     h[PT_RUN_ROUND] = s->round;
     h[PT_RUN_GROUP] = g;
     h[PT_RUN_FIRST] = p;
     h[PT_RUN_COUNT] = q - p;
-    int split_tag = s->tag_base + s->ntrans;
-    int rc = PMPI_Isend(h, PT_RUN_LEN, MPI_INT64_T, req->peer_world, split_tag, pt_data_comm(), &s->xreq[s->nx++]);
+    h[PT_RUN_FLAGS] = 0;
+}
+
+/* Send header h and the data it names on the split tag. Caller holds split_lock. */
+static int send_headed(pt_request *req, int h)
+{
+    pt_send_side *s = &req->u.s;
+    const int64_t *hd = &s->xhdr[(size_t)h * PT_RUN_LEN];
+    int tag = pt_split_tag(s->tag_base, s->ntrans);
+    int rc = PMPI_Isend(hd, PT_RUN_LEN, MPI_INT64_T, req->peer_world, tag, pt_data_comm(), &s->xreq[s->nx++]);
     if (rc == MPI_SUCCESS)
-        rc = pt_send_span_isend(req, p, q, split_tag, &s->xreq[s->nx++]);
+        rc = pt_send_span_isend(req, (int)hd[PT_RUN_FIRST], (int)(hd[PT_RUN_FIRST] + hd[PT_RUN_COUNT]), tag,
+                                &s->xreq[s->nx++]);
     return rc;
 }
 
-/* Claim the ready, unsent partitions of group g and send them as runs.
+/* Group g's first flush of the round: its ready partitions as headed runs,
+ * the last header flagged. With none ready it sends nothing and the next
+ * send for the group is the first flush: whoever sends a partition claimed
+ * it, so until a first flush every partition is still claimable, and the
+ * group's last contributor always finds its own. (An empty flagged header
+ * would also make the receiver wait on late tags for a group that a flush
+ * from the round before, losing a race with MPI_Start, split for nothing.)
  * Caller holds split_lock. */
-static int send_ready_runs(pt_request *req, int g)
+static int first_flush(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
-    int end = s->bound[g + 1];
+    int h0 = s->nhdr, end = s->bound[g + 1];
     for (int p = s->bound[g]; p < end;) {
-        unsigned char ready = PT_PART_READY;
-        if (!atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT)) {
+        if (!claim(s, p)) {
             p++;
             continue;
         }
         int q = p + 1;
-        for (;;) {
-            ready = PT_PART_READY;
-            if (q >= end || !atomic_compare_exchange_strong(&s->part[q], &ready, PT_PART_SENT))
-                break;
+        while (q < end && claim(s, q))
             q++;
-        }
-        int rc = send_run(req, g, p, q);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        add_header(s, g, p, q);
+        s->nruns++;
         p = q;
     }
-    return MPI_SUCCESS;
+    if (s->nhdr == h0)
+        return MPI_SUCCESS;
+    s->headed[g] = 1;
+    s->xhdr[(size_t)(s->nhdr - 1) * PT_RUN_LEN + PT_RUN_FLAGS] = PT_RUN_FLAG_LAST;
+    int rc = MPI_SUCCESS;
+    for (int h = h0; h < s->nhdr && rc == MPI_SUCCESS; h++)
+        rc = send_headed(req, h);
+    return rc;
+}
+
+/* Partition p of a headed group, claimed: send it alone on its late tag,
+ * where the receiver has (or will have) a receive posted. Caller holds split_lock. */
+static int send_alone(pt_request *req, int p)
+{
+    pt_send_side *s = &req->u.s;
+    s->nruns++;
+    return pt_send_span_isend(req, p, p + 1, pt_late_tag(s->tag_base, s->ntrans, p), &s->xreq[s->nx++]);
+}
+
+/* Send what is ready of split group g: the first flush if it has not gone
+ * out yet, else every ready partition alone. Caller holds split_lock. */
+static int send_ready(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) != PT_GROUP_SPLIT)
+        return MPI_SUCCESS; /* a flush that outlived its round */
+    if (!s->headed[g])
+        return first_flush(req, g);
+    int rc = MPI_SUCCESS;
+    for (int p = s->bound[g]; p < s->bound[g + 1] && rc == MPI_SUCCESS; p++)
+        if (claim(s, p))
+            rc = send_alone(req, p);
+    return rc;
 }
 
 static void flush_group(pt_request *req, int g)
@@ -109,7 +159,7 @@ static void flush_group(pt_request *req, int g)
     else if (expected != PT_GROUP_SPLIT)
         return; /* its last contributor sends it whole */
     pthread_mutex_lock(&s->split_lock);
-    int rc = send_ready_runs(req, g);
+    int rc = send_ready(req, g);
     pthread_mutex_unlock(&s->split_lock);
     if (rc != MPI_SUCCESS)
         pt_error_mpi(req->comm, rc);
@@ -118,12 +168,14 @@ static void flush_group(pt_request *req, int g)
 int pt_timer_send_late(pt_request *req, int g, int p)
 {
     pt_send_side *s = &req->u.s;
-    unsigned char ready = PT_PART_READY;
-    /* whoever claims it sends it: this thread, or a concurrent flush or the group's last contributor */
-    if (!atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT))
-        return MPI_SUCCESS;
+    if (atomic_load_explicit(&s->part[p], memory_order_acquire) != PT_PART_READY)
+        return MPI_SUCCESS; /* a concurrent flush or the group's last contributor sent it */
     pthread_mutex_lock(&s->split_lock);
-    int rc = send_run(req, g, p, p + 1);
+    int rc = MPI_SUCCESS;
+    if (!s->headed[g])
+        rc = send_ready(req, g); /* the first flush, which takes p along */
+    else if (claim(s, p))
+        rc = send_alone(req, p);
     pthread_mutex_unlock(&s->split_lock);
     return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
 }
@@ -140,45 +192,51 @@ static int group_marked(const pt_send_side *s, int g)
 /* Flush group g when it has ready partitions and its marking made no progress
  * for delta: a laggard holds it back. Each flush re-arms the wait, so a group
  * marked slowly goes out in a few runs, never one per partition. *t caches the
- * clock across groups (0: not read yet). */
-static void check_group(pt_request *req, int g, int64_t *t)
+ * clock across groups (0: not read yet). Returns when the group is next due
+ * for a check (CLOCK_MONOTONIC ns), INT64_MAX when nothing is pending: no
+ * mark yet, or split (each later partition goes at once). */
+static int64_t check_group(pt_request *req, int g, int64_t *t)
 {
     pt_send_side *s = &req->u.s;
     pt_group *grp = &s->groups[g];
     if (atomic_load_explicit(&grp->issued, memory_order_acquire) ||
         atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_WHOLE)
-        return;
+        return INT64_MAX;
     int marked = group_marked(s, g);
     if (marked == 0)
-        return;
+        return INT64_MAX;
     if (!*t)
-        *t = now_ns();
+        *t = pt_now_ns();
     if (marked != atomic_load_explicit(&grp->seen_marked, memory_order_relaxed)) {
         atomic_store_explicit(&grp->seen_marked, marked, memory_order_relaxed);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
-        return;
-    }
-    if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns) {
+    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns) {
         flush_group(req, g);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
     }
+    if (atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_SPLIT)
+        return INT64_MAX;
+    return atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) + s->delta_ns;
 }
 
-void pt_timer_flush_due(pt_request *req)
+int64_t pt_timer_flush_due(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
+    int64_t t = 0, due = INT64_MAX;
     if (!atomic_load_explicit(&req->active, memory_order_acquire))
-        return;
-    int64_t t = 0;
-    for (int g = 0; g < s->ntrans; g++)
-        check_group(req, g, &t);
+        return due;
+    for (int g = 0; g < s->ntrans; g++) {
+        int64_t d = check_group(req, g, &t);
+        due = d < due ? d : due;
+    }
+    return due;
 }
 
 int pt_timer_finish_group(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    int rc = send_ready_runs(req, g);
+    int rc = send_ready(req, g);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isend(NULL, 0, MPI_BYTE, req->peer_world, s->tag_base + g, pt_data_comm(), &s->xreq[s->nx++]);
     pthread_mutex_unlock(&s->split_lock);

@@ -35,16 +35,24 @@ void pt_timer_group_closed(struct pt_request *req)
         pt_timer_disarm(req);
 }
 
-/* Flush the overdue groups of an armed request; it stays listed until freed. */
+/* Flush the overdue groups of an armed request; it stays listed until freed.
+ * The poll runs in the calling thread: the earliest due check is collected
+ * per thread. */
+static _Thread_local int64_t poll_due;
+
 static int visit(pt_request *req)
 {
-    if (atomic_load_explicit(&req->u.s.armed, memory_order_acquire))
-        pt_timer_flush_due(req);
+    if (atomic_load_explicit(&req->u.s.armed, memory_order_acquire)) {
+        int64_t due = pt_timer_flush_due(req);
+        poll_due = due < poll_due ? due : poll_due;
+    }
     return 0;
 }
 
-void pt_timers_poll(void)
+int64_t pt_timers_poll(void)
 {
+    poll_due = INT64_MAX;
     if (pt_timers_pending())
         pt_list_poll(&timers, visit);
+    return poll_due;
 }

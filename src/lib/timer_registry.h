@@ -7,11 +7,15 @@
 #ifndef PARTITA_TIMER_REGISTRY_H
 #define PARTITA_TIMER_REGISTRY_H
 
+#include <stdint.h>
+
 struct pt_request;
 
 void pt_timers_register(struct pt_request *req);
 void pt_timers_unregister(struct pt_request *req);
-void pt_timers_poll(void);
+/* Flush what is overdue; returns when the next check is due (CLOCK_MONOTONIC
+ * ns; INT64_MAX: nothing pending, or another thread was polling). */
+int64_t pt_timers_poll(void);
 int pt_timers_pending(void); /* some request is armed */
 void pt_timer_arm(struct pt_request *req);    /* first mark of the round (wakes the progress thread) */
 void pt_timer_disarm(struct pt_request *req); /* no group open any more, or the request goes away */

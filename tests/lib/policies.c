@@ -1,9 +1,11 @@
 /* Aggregation policies chosen per request through MPI_Info (2 ranks): the
  * sender's transport message count for each policy, the receiver learning it
  * from the set-up message, and correct data under each. Then the timer policy
- * with a laggard: seven of eight partitions are ready, the sender's MPI_Test
- * lets delta pass and must send them as runs before the eighth is ready, and
- * the receiver must see them arrive before the eighth is marked.
+ * with laggards: seven (then six) of eight partitions are ready, the sender's
+ * MPI_Test lets delta pass and must send them as runs before the rest is
+ * ready, the receiver must see them arrive before a laggard is marked, and
+ * the laggards, sent alone on their late tags, must land in place (also when
+ * one receive partition holds a run's data and a laggard's).
  *   policies            as above
  *   policies thread     the same, but the sender makes no MPI call while it
  *                       waits: the progress thread (PARTITA_PROGRESS_THREAD=1)
@@ -51,6 +53,95 @@ static MPI_Info info_for(const pcase *pc)
     if (pc->key)
         MPI_Info_set(info, pc->key, pc->value);
     return info;
+}
+
+/* Is send partition p one of this round's laggards? */
+static int is_laggard(int round, int nlag, int p)
+{
+    return p == round % PARTS || (nlag > 1 && p == (round + 3) % PARTS);
+}
+
+/* Timer policy, 4 rounds: every send partition but nlag laggards is marked,
+ * delta passes, and the ready ones must reach the receiver (qparts receive
+ * partitions) before any laggard is marked; then the laggards go, last first. */
+static void timer_laggards(int rank, int by_thread, int nlag, int qparts, double *buf)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "timer");
+    MPI_Info_set(info, "partita_delta_us", "0");
+    MPI_Info_set(info, "partita_transport_parts", "1");
+    MPI_Request req;
+    int tag = 50 + nlag, qper = PARTS * PER / qparts;
+    for (int round = 0; round < 4; round++) {
+        if (rank == 0) {
+            if (round == 0)
+                OK(MPI_Psend_init(buf, PARTS, PER, MPI_DOUBLE, 1, tag, MPI_COMM_WORLD, info, &req));
+            for (int i = 0; i < PARTS * PER; i++)
+                buf[i] = value(round, i);
+            OK(MPI_Start(&req));
+            for (int p = 0; p < PARTS; p++)
+                if (!is_laggard(round, nlag, p))
+                    OK(MPI_Pready(p, req));
+            int flag = 0, runs = -1;
+            if (by_thread) {
+                /* No MPI call here: Partita_Request_runs only reads a counter. */
+                for (int waited = 0; waited < 10000; waited++) {
+                    OK(Partita_Request_runs(req, &runs));
+                    if (runs >= 1)
+                        break;
+                    pause_ms(1);
+                }
+            } else {
+                pause_ms(1);
+                OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* delta has passed: the ready runs go now */
+                CHECK(!flag, "timer: send complete without its laggard");
+            }
+            OK(Partita_Request_runs(req, &runs));
+            int n = 0;
+            OK(Partita_Request_plan(req, &n, NULL));
+            if (n < PARTS)
+                CHECK(runs >= 1, "timer: round %d, %d groups, no run sent before the laggards", round, n);
+            /* The receiver sees the runs before any laggard is even ready. */
+            MPI_Recv(&flag, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int p = PARTS - 1; p >= 0; p--)
+                if (is_laggard(round, nlag, p))
+                    OK(MPI_Pready(p, req));
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            if (round == 0)
+                OK(MPI_Precv_init(buf, qparts, qper, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+            memset(buf, 0, PARTS * PER * sizeof *buf);
+            OK(MPI_Start(&req));
+            int spq = PARTS / qparts, flag = 0;
+            for (int q = 0; q < qparts; q++) {
+                int held = 0;
+                for (int p = q * spq; p < (q + 1) * spq; p++)
+                    held |= is_laggard(round, nlag, p);
+                if (held)
+                    continue;
+                ptest_parrived_loop(req, q); /* in a run: before the laggards are marked */
+                CHECK(buf[q * qper] == value(round, q * qper) && buf[(q + 1) * qper - 1] == value(round, (q + 1) * qper - 1),
+                      "timer round %d: partition %d reported early", round, q);
+            }
+            for (int p = 0; p < PARTS; p++) {
+                if (!is_laggard(round, nlag, p))
+                    continue;
+                OK(MPI_Parrived(req, p / spq, &flag));
+                CHECK(!flag, "timer round %d: partition %d reported before its laggard was marked", round, p / spq);
+            }
+            MPI_Send(&flag, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+            for (int q = 0; q < qparts; q++)
+                ptest_parrived_loop(req, q);
+            int wrong = 0;
+            for (int i = 0; i < PARTS * PER; i++)
+                wrong += buf[i] != value(round, i);
+            CHECK(wrong == 0, "timer round %d, %d laggards: %d wrong doubles", round, nlag, wrong);
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
+    }
+    OK(MPI_Request_free(&req));
+    MPI_Info_free(&info);
 }
 
 int main(int argc, char **argv)
@@ -108,72 +199,10 @@ int main(int argc, char **argv)
         OK(MPI_Request_free(&req));
     }
 
-    /* Timer with a laggard, several rounds. */
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "partita_policy", "timer");
-    MPI_Info_set(info, "partita_delta_us", "0");
-    MPI_Info_set(info, "partita_transport_parts", "1");
-    MPI_Request req;
-    for (int round = 0; round < 4; round++) {
-        if (rank == 0) {
-            if (round == 0) {
-                OK(MPI_Psend_init(buf, PARTS, PER, MPI_DOUBLE, 1, 50, MPI_COMM_WORLD, info, &req));
-            }
-            for (int i = 0; i < PARTS * PER; i++)
-                buf[i] = value(round, i);
-            OK(MPI_Start(&req));
-            int laggard = round % PARTS;
-            for (int p = 0; p < PARTS; p++)
-                if (p != laggard)
-                    OK(MPI_Pready(p, req));
-            int flag = 0, runs = -1;
-            if (by_thread) {
-                /* No MPI call here: Partita_Request_runs only reads a counter. */
-                for (int waited = 0; waited < 10000; waited++) {
-                    OK(Partita_Request_runs(req, &runs));
-                    if (runs >= 1)
-                        break;
-                    pause_ms(1);
-                }
-            } else {
-                pause_ms(1);
-                OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* delta has passed: the ready runs go now */
-                CHECK(!flag, "timer: send complete without its laggard");
-            }
-            OK(Partita_Request_runs(req, &runs));
-            int n = 0;
-            OK(Partita_Request_plan(req, &n, NULL));
-            if (n < PARTS)
-                CHECK(runs >= 1, "timer: round %d, %d groups, no run sent before the laggard", round, n);
-            /* The receiver sees the runs before the laggard is even ready. */
-            MPI_Recv(&flag, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            OK(MPI_Pready(laggard, req));
-            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        } else {
-            if (round == 0)
-                OK(MPI_Precv_init(buf, PARTS, PER, MPI_DOUBLE, 0, 50, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-            memset(buf, 0, sizeof buf);
-            OK(MPI_Start(&req));
-            int laggard = round % PARTS, flag = 0;
-            for (int p = 0; p < PARTS; p++) {
-                if (p == laggard)
-                    continue;
-                ptest_parrived_loop(req, p); /* in a run: before the laggard is marked */
-                CHECK(buf[p * PER] == value(round, p * PER), "timer round %d: partition %d reported early", round, p);
-            }
-            OK(MPI_Parrived(req, laggard, &flag));
-            CHECK(!flag, "timer round %d: the laggard reported before it was marked", round);
-            MPI_Send(&flag, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
-            ptest_parrived_loop(req, laggard);
-            int wrong = 0;
-            for (int i = 0; i < PARTS * PER; i++)
-                wrong += buf[i] != value(round, i);
-            CHECK(wrong == 0, "timer round %d: %d wrong doubles", round, wrong);
-            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        }
-    }
-    OK(MPI_Request_free(&req));
-    MPI_Info_free(&info);
+    /* Timer with laggards, several rounds: one laggard, then two marked in
+     * reverse order with receive partitions that each span two send
+     * partitions (a run and a late partition may fill one). */
+    timer_laggards(rank, by_thread, 1, PARTS, buf);
+    timer_laggards(rank, by_thread, 2, PARTS / 2, buf);
     return ptest_finish("policies");
 }
