@@ -16,7 +16,6 @@
 
 #include <mpi.h>
 
-#include "request.h"
 #include "runtime.h"
 
 static pthread_t thread;

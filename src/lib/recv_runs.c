@@ -4,8 +4,8 @@
  * group's own tag. The flagged last header of a group's first flush is the cue
  * to post a receive on the late tag of each of its partitions not in a run, so
  * the late partitions (those a laggard holds back) land without a header
- * being read before each. A receive partition is
- * reported as soon as the runs (and whole messages) holding its bytes are in.
+ * being read before each. A receive partition is reported as soon as the
+ * runs, late partitions and whole messages holding its bytes are in.
  * One header receive is kept posted; a header of a later round (the sender
  * may be ahead) is kept until that round starts, and nothing more is posted
  * on the split tag meanwhile, so the later round's data stays queued in MPI. */
@@ -13,15 +13,18 @@
 #include <string.h>
 
 #include "errors.h"
+#include "planner.h"
 #include "request.h"
 #include "runtime.h"
 
 static int split_tag(const pt_request *req) { return pt_split_tag(req->u.r.tag_base, req->u.r.ntrans); }
 
+/* First sender partition of group g (the sender's balanced layout). */
+static int group_first(const pt_recv_side *r, int g) { return pt_plan_group_first(r->sparts, r->ntrans, g); }
+
 static int group_parts(const pt_request *req, int g)
 {
-    const pt_recv_side *r = &req->u.r;
-    return (int)((long long)(g + 1) * r->sparts / r->ntrans - (long long)g * r->sparts / r->ntrans);
+    return group_first(&req->u.r, g + 1) - group_first(&req->u.r, g);
 }
 
 int pt_runs_setup(pt_request *req)
@@ -57,8 +60,7 @@ static int post_late(pt_request *req, int g)
 {
     pt_recv_side *r = &req->u.r;
     size_t bytes = (size_t)r->hs[PT_HS_PART_BYTES];
-    long long first = (long long)g * r->sparts / r->ntrans, end = (long long)(g + 1) * r->sparts / r->ntrans;
-    for (int p = (int)first; p < end; p++) {
+    for (int p = group_first(r, g), end = group_first(r, g + 1); p < end; p++) {
         if (r->sstate[p] != PT_SP_NONE)
             continue;
         int rc = PMPI_Irecv(r->dest + (size_t)p * bytes, (int)bytes, MPI_BYTE, req->peer_world,
@@ -111,8 +113,7 @@ static int valid_header(const pt_request *req, const int64_t *h)
     if (h[PT_RUN_GROUP] < 0 || h[PT_RUN_GROUP] >= r->ntrans || h[PT_RUN_COUNT] < 1 || h[PT_RUN_ROUND] < r->round ||
         (h[PT_RUN_FLAGS] & ~(int64_t)PT_RUN_FLAG_LAST))
         return 0;
-    long long first = (long long)h[PT_RUN_GROUP] * r->sparts / r->ntrans;
-    long long end = (long long)(h[PT_RUN_GROUP] + 1) * r->sparts / r->ntrans;
+    int first = group_first(r, (int)h[PT_RUN_GROUP]), end = group_first(r, (int)h[PT_RUN_GROUP] + 1);
     return h[PT_RUN_FIRST] >= first && h[PT_RUN_FIRST] + h[PT_RUN_COUNT] <= end;
 }
 
