@@ -327,7 +327,11 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
     if ((r->error && r->error != PT_E_TRUNCATE) || r->ndone == r->ntrans)
         return r->split ? pt_runs_progress(req) : MPI_SUCCESS;
     rc = scan_in_order(req);
-    if (rc == MPI_SUCCESS && lo >= 0)
+    /* The scan has just tested every message up to and including scan_from:
+     * testing them again would only double the cost of a poll. */
+    if (lo <= r->scan_from)
+        lo = r->scan_from + 1;
+    if (rc == MPI_SUCCESS && hi >= 0 && lo <= hi)
         rc = test_range(req, lo, hi);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -416,11 +420,12 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 0;
         return MPI_SUCCESS;
     }
-    pt_recv_app_polled(req);
     pt_background_progress();
     int rc = MPI_SUCCESS;
     /* Another thread progressing this request does our work too. */
     if (pthread_mutex_trylock(&req->progress_lock) == 0) {
+        if (r->split) /* only the progress thread's schedule of split receives reads it */
+            pt_recv_app_polled(req);
         int lo = -1, hi = -1;
         if (r->ready && !r->error && r->ntrans > 0) {
             /* The messages overlapping this partition: a binary search on their
@@ -439,6 +444,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         }
         rc = pt_recv_progress(req, lo, hi);
         pthread_mutex_unlock(&req->progress_lock);
+    } else {
+        pt_recv_app_polled(req);
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
     return rc;

@@ -222,10 +222,10 @@ static int report(pt_request *req, MPI_Status *status)
 static int progress_step(pt_request *req, int *done, int finish)
 {
     *done = 0;
-    if (!req->is_send)
-        pt_recv_app_polled(req);
     pt_background_progress();
     pthread_mutex_lock(&req->progress_lock);
+    if (!req->is_send && req->u.r.split)
+        pt_recv_app_polled(req);
     int rc = progress_locked(req, done);
     if (*done && finish) {
         req->complete_pending = 0;
