@@ -1,0 +1,113 @@
+/* The timer policy's groups (2 ranks): the model's layout, or more, smaller
+ * groups when the model says they cost at most 4% more (docs/library.md).
+ * Both ranks use a parameter file written here from the built-in defaults, so
+ * the plans do not depend on a file `partita loggp` saved on this machine.
+ * For each size the sender asks libpartita for the model's and the timer's
+ * plan and checks the rule against the model itself; every request also moves
+ * its data once. */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "partita/model.h"
+#include "partita/partita.h"
+#include "ptest.h"
+
+#define PARTS 8
+#define TOLERANCE 0.04 /* the planner's, as documented */
+
+static ptm_params params;
+
+static double cost(size_t total, int groups)
+{
+    return ptm_grouped_us(&params, total, PARTS, groups, NULL, NULL);
+}
+
+/* Plan of one request with this policy (and delay, if not NULL); one round of data. */
+static int plan_of(int rank, unsigned char *buf, size_t total, const char *policy, const char *delay, int tag)
+{
+    MPI_Info info;
+    MPI_Request req;
+    int n = -1;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", policy);
+    if (delay)
+        MPI_Info_set(info, "partita_delay_us", delay);
+    int count = (int)(total / PARTS);
+    if (rank == 0) {
+        for (size_t i = 0; i < total; i++)
+            buf[i] = (unsigned char)(i * 7 + (size_t)tag);
+        OK(MPI_Psend_init(buf, PARTS, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
+        OK(Partita_Request_plan(req, &n, NULL));
+        OK(MPI_Start(&req));
+        for (int p = PARTS - 1; p >= 0; p--)
+            OK(MPI_Pready(p, req));
+    } else {
+        memset(buf, 0, total);
+        OK(MPI_Precv_init(buf, PARTS, count, MPI_BYTE, 0, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+        OK(MPI_Start(&req));
+    }
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (rank == 1) {
+        size_t wrong = 0;
+        for (size_t i = 0; i < total; i++)
+            wrong += buf[i] != (unsigned char)(i * 7 + (size_t)tag);
+        CHECK(wrong == 0, "%s, %zu bytes: %zu wrong bytes", policy, total, wrong);
+    }
+    OK(MPI_Request_free(&req));
+    MPI_Info_free(&info);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    /* Both ranks write the built-in defaults to a file of their own and point
+     * the library at it before MPI_Init. */
+    char path[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/partita-timer-plan-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    char err[256];
+    ptm_params_default(&params);
+    if (ptm_params_save(path, &params, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "timer_plan: %s\n", err);
+        return 1;
+    }
+    setenv("PARTITA_LOGGP", path, 1);
+    MPI_Init(&argc, &argv);
+    int rank = ptest_pair_rank("timer_plan");
+    static unsigned char buf[4 << 20];
+    const size_t sizes[] = { 4096, 65536, 256 << 10, 1 << 20, 4 << 20 };
+    int tag = 0, split_somewhere = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t total = sizes[i];
+        int nm = plan_of(rank, buf, total, "model", NULL, tag++);
+        int nt = plan_of(rank, buf, total, "timer", NULL, tag++);
+        int nm_delay = plan_of(rank, buf, total, "model", "100", tag++);
+        int nt_delay = plan_of(rank, buf, total, "timer", "100", tag++);
+        if (rank != 0)
+            continue;
+        CHECK(nt_delay == nm_delay, "%zu bytes, delay 100 us planned: timer %d groups, model %d", total, nt_delay,
+              nm_delay);
+        if (nm >= PARTS) {
+            CHECK(nt == nm, "%zu bytes: timer %d, model %d messages", total, nt, nm);
+            continue;
+        }
+        double limit = cost(total, nm) * (1 + TOLERANCE);
+        /* the most groups within the tolerance among PARTS, PARTS/2, ... down to the model's */
+        int expect = nm;
+        for (int g = PARTS; g > nm; g = (g + 1) / 2)
+            if (cost(total, g) <= limit) {
+                expect = g;
+                break;
+            }
+        CHECK(nt == expect, "%zu bytes: timer %d groups, expected %d (model %d: %.2f us, limit %.2f us)", total,
+              nt, expect, nm, cost(total, nm), limit);
+        split_somewhere += nt > nm;
+    }
+    if (rank == 0) {
+        /* With the built-in parameters large partitions cost little more alone:
+         * at least one size must use more groups than the model (4 MiB here). */
+        CHECK(split_somewhere > 0, "the timer never used more groups than the model");
+    }
+    unlink(path);
+    return ptest_finish("timer_plan");
+}
