@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .pooling import pool_launches
 from .results import ResultError, case_key, headline_metrics, load_result, load_run_dir
 
 
 def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
-    """(run name, implementation) -> result, for the successful runs of a folder."""
+    """(run name, implementation) -> result, for the successful runs of a folder
+    (the launches of a repeated run pooled into one)."""
     manifest = load_run_dir(folder)
-    out = {}
+    launches: dict[tuple[str, str], list[dict]] = {}
     for r in manifest["runs"]:
         if r.get("status") == "ok" and r.get("result"):
-            out[(r["name"], r["impl"])] = load_result(folder / r["result"])
-    return out
+            launches.setdefault((r["name"], r["impl"]), []).append(load_result(folder / r["result"]))
+    return {key: pool_launches(results) for key, results in launches.items()}
 
 
 def verdict(a: dict, b: dict) -> str:
@@ -54,11 +56,17 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
 def format_rows(rows: list[dict]) -> str:
     if not rows:
         return "# nothing in common to compare"
-    lines = [f"{'# run':<14}{'impl':<18}{'case':<28}{'metric':<16}{'A':>12}{'B':>12}{'B/A':>8}  verdict (95% CIs)"]
+    table = [["# run", "impl", "case", "metric", "A", "B", "B/A", "verdict (95% CIs)"]]
     for r in rows:
         case = ",".join(f"{k}={v}" for k, v in r["case"].items() if k in ("bytes", "partitions", "threads"))
-        lines.append(f"{r['run']:<14}{r['impl']:<18}{case:<28}{r['metric']:<16}{r['a']:>12.4g}{r['b']:>12.4g}"
-                     f"{r['ratio']:>8.3f}  {r['verdict']}")
+        table.append([r["run"], r["impl"], case, r["metric"], f"{r['a']:.4g}", f"{r['b']:.4g}", f"{r['ratio']:.3f}",
+                      r["verdict"]])
+    # every column as wide as its widest entry, so a long case never runs into the metric
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = []
+    for row in table:
+        cells = [x.ljust(w) if i < 4 else x.rjust(w) for i, (x, w) in enumerate(zip(row[:-1], widths))]
+        lines.append("  ".join(cells) + "  " + row[-1])
     return "\n".join(lines)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .pooling import pool_launches
 from .results import ResultError, load_result
 from .summary import summarize_group
 
 
 def print_run_summary(folder: Path, manifest: dict, out=sys.stdout) -> None:
-    groups: dict[str, dict[str, dict]] = {}
+    launches: dict[str, dict[str, list[dict]]] = {}
     for r in manifest["runs"]:
         if r.get("status") != "ok" or not r.get("result"):
             continue
@@ -19,14 +20,16 @@ def print_run_summary(folder: Path, manifest: dict, out=sys.stdout) -> None:
         except ResultError as e:
             print(f"# {r['name']} ({r['impl']}): {e}", file=out)
             continue
-        groups.setdefault(r["name"], {})[r["impl"]] = res
-    for name, by_impl in groups.items():
+        launches.setdefault(r["name"], {}).setdefault(r["impl"], []).append(res)
+    for name, impls in launches.items():
+        by_impl = {impl: pool_launches(results) for impl, results in impls.items()}
         first = next(iter(by_impl.values()))
         env = first.get("environment", {})
         print(f"# === {name}: {first.get('program')} on {env.get('ranks')} ranks, {env.get('mpi_library')}", file=out)
         print(summarize_group(name, by_impl), file=out)
     for r in manifest["runs"]:
         if r.get("status") != "ok":
-            print(f"# {r['name']} ({r['impl']}): {r.get('status')}: {r.get('reason') or 'see ' + str(r.get('log'))}",
+            launch = f", launch {r['launch']}" if r.get("launches", 1) > 1 else ""
+            print(f"# {r['name']} ({r['impl']}{launch}): {r.get('status')}: {r.get('reason') or 'see ' + str(r.get('log'))}",
                   file=out)
     print(f"# results: {folder}", file=out)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .launch import BuildInfo, LaunchError, impl_env, run_program
 from .results import RUN_SCHEMA
-from .suite import Suite
+from .suite import RunSpec, Suite
 
 
 def results_folder(base: Path, suite: Suite) -> Path:
@@ -28,11 +28,23 @@ def safe(s: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)
 
 
+def launch_order(suite: Suite, impls_override: list[str] | None = None,
+                 repeat_override: int | None = None) -> list[tuple[RunSpec, str, int, int]]:
+    """(run, implementation, launch, launches) in the order of launching. The launches of
+    one run are interleaved (A B C A B C, not A A B B C C) so that drift of the machine
+    during the run falls on every implementation alike."""
+    jobs = []
+    for r in suite.runs:
+        n = repeat_override or r.repeat
+        jobs += [(r, impl, k, n) for k in range(1, n + 1) for impl in (impls_override or r.impls)]
+    return jobs
+
+
 def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None = None,
               launcher: str | None = None, impls_override: list[str] | None = None,
-              log=sys.stdout) -> dict:
-    """Run everything, write out/manifest.json and one JSON + log per run; return the manifest."""
-    jobs = [(r, impl) for r in suite.runs for impl in (impls_override or r.impls)]
+              repeat_override: int | None = None, log=sys.stdout) -> dict:
+    """Run everything, write out/manifest.json and one JSON + log per launch; return the manifest."""
+    jobs = launch_order(suite, impls_override, repeat_override)
     manifest = {
         "schema": RUN_SCHEMA,
         "suite": suite.name,
@@ -42,12 +54,13 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         "launcher": launcher,
         "runs": [],
     }
-    for i, (spec, impl) in enumerate(jobs, 1):
+    for i, (spec, impl, launch, launches) in enumerate(jobs, 1):
         np = np_override or spec.np
-        label = f"{spec.name} ({impl}, {np} ranks)"
+        label = f"{spec.name} ({impl}, {np} ranks" + (f", launch {launch}/{launches})" if launches > 1 else ")")
         print(f"[{i}/{len(jobs)}] {label} ...", end="", file=log, flush=True)
-        entry = {"name": spec.name, "program": spec.program, "impl": impl, "np": np, "args": spec.args}
-        base = safe(f"{spec.name}-{impl}")
+        entry = {"name": spec.name, "program": spec.program, "impl": impl, "np": np, "args": spec.args,
+                 "launch": launch, "launches": launches}
+        base = safe(f"{spec.name}-{impl}" + (f"-{launch}" if launches > 1 else ""))
         t0 = time.monotonic()
         try:
             impl_env(build, impl)  # checks the implementation is available

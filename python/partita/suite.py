@@ -10,6 +10,8 @@
     impl = ["native", "partita:timer"]   # optional, default ["native"]
     timeout = 120                 # seconds, optional (default 600)
     env = {PARTITA_PROGRESS_THREAD = "1"}   # optional: extra environment of every run
+    repeat = 3                    # optional (also at the top, for every run): launches of every
+                                  # implementation, interleaved, pooled in the summary (default 1)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class RunSpec:
     impls: list[str]
     timeout: float
     env: dict[str, str] = field(default_factory=dict)
+    repeat: int = 1
 
 
 @dataclass
@@ -66,8 +69,15 @@ def load_suite(name_or_path: str) -> Suite:
     return parse_suite(data, name, label)
 
 
+def positive_int(value, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SuiteError(f"{what} must be a positive whole number")
+    return value
+
+
 def parse_suite(data: dict, name: str, label: str) -> Suite:
     default_np = data.get("np", 2)
+    default_repeat = positive_int(data.get("repeat", 1), f"{label}: 'repeat'")
     runs = data.get("run")
     if not isinstance(runs, list) or not runs:
         raise SuiteError(f"{label}: no [[run]] entries")
@@ -77,7 +87,7 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         where = f"{label}, run {i}"
         if not isinstance(r, dict):
             raise SuiteError(f"{where}: must be a table")
-        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout", "env"}
+        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout", "env", "repeat"}
         if unknown:
             raise SuiteError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         for key in ("name", "program"):
@@ -89,9 +99,8 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         args = r.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
             raise SuiteError(f"{where}: 'args' must be a list of strings")
-        np = r.get("np", default_np)
-        if not isinstance(np, int) or np < 1:
-            raise SuiteError(f"{where}: 'np' must be a positive whole number")
+        np = positive_int(r.get("np", default_np), f"{where}: 'np'")
+        repeat = positive_int(r.get("repeat", default_repeat), f"{where}: 'repeat'")
         impls = r.get("impl", ["native"])
         if isinstance(impls, str):
             impls = [impls]
@@ -104,5 +113,5 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
             raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")
         suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout),
-                                  {k: str(v) for k, v in env.items()}))
+                                  {k: str(v) for k, v in env.items()}, repeat))
     return suite

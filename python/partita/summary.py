@@ -44,13 +44,16 @@ def summarize_group(name: str, by_impl: dict[str, dict]) -> str:
                if k == "bytes" or len({str(labels[o].get(k)) for o in order}) > 1]
     lines = []
     iters = first.get("config", {}).get("iterations")
+    launches = first.get("launches", 1)
+    over = (f"{launches} launches x {iters} iterations (the interval also covers every launch's own median)"
+            if launches > 1 else f"{iters} iterations")
     for m in metrics:
         unit = ""
         for c in first.get("results", []):
             if m in c.get("metrics", {}):
                 unit = c["metrics"][m].get("unit", "")
                 break
-        lines.append(f"# {name}: {m} ({unit}), median [95% CI of the median] over {iters} iterations")
+        lines.append(f"# {name}: {m} ({unit}), median [95% CI of the median] over {over}")
         rows = []
         for k in order:
             row = [str(labels[k].get(v)) for v in varying]

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from partita.launch import LaunchError, run_benchmark, run_program
+from partita.stats import summarize
 
 SUMMARY_KEYS = {"n", "median", "p05", "p95", "mean", "stdev", "ci95_lo", "ci95_hi", "min", "max"}
 METRICS = {"overhead", "perceived_bw", "availability", "early_bird", "t_part_us", "t_last_us",
@@ -44,6 +45,18 @@ def test_json_schema(one_partition):
             s = m["summary"]
             assert s["min"] <= s["p05"] <= s["median"] <= s["p95"] <= s["max"], name
             assert s["ci95_lo"] <= s["median"] <= s["ci95_hi"], name
+
+
+def test_python_summary_matches_the_harness(one_partition):
+    """partita.stats (used to pool launches) computes what the harness writes."""
+    for c in one_partition["results"]:
+        for name, m in c["metrics"].items():
+            mine = summarize(m["samples"])
+            for key, value in m["summary"].items():
+                if value is None or mine[key] is None:
+                    assert value is None and mine[key] is None, (name, key)
+                else:
+                    assert mine[key] == pytest.approx(value, rel=1e-7, abs=1e-9), (name, key)  # JSON keeps ~10 digits
 
 
 def test_one_partition_has_no_early_bird(one_partition):

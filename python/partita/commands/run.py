@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--launcher", help="launch with this command instead of mpiexec, e.g. 'srun' (gets -n NP)")
     p.add_argument("--impl", help="comma-separated implementations for every run, e.g. native,partita:timer "
                    "(default: each run's own list)")
+    p.add_argument("--repeat", type=int, help="launch every implementation of every run this many times, "
+                   "interleaved, and pool the launches in the summary (default: each run's own 'repeat', 1 for "
+                   "most; see docs/suites.md)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
     p.set_defaults(func=main)
 
@@ -39,15 +42,16 @@ def main(args: argparse.Namespace) -> int:
     except (SuiteError, LaunchError) as e:
         print(f"partita run: error: {e}", file=sys.stderr)
         return 2
-    if args.np is not None and args.np < 1:
-        print("partita run: error: --np must be at least 1", file=sys.stderr)
-        return 2
+    for opt in ("np", "repeat"):
+        if getattr(args, opt) is not None and getattr(args, opt) < 1:
+            print(f"partita run: error: --{opt} must be at least 1", file=sys.stderr)
+            return 2
     impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl else None
     out = results_folder(args.out, suite)
     print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
     if suite.description:
         print(f"partita: {suite.description}")
-    manifest = run_suite(suite, build, out, args.np, args.launcher, impls)
+    manifest = run_suite(suite, build, out, args.np, args.launcher, impls, args.repeat)
     print()
     print_run_summary(out, manifest)
     failed = [r for r in manifest["runs"] if r["status"] == "failed"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..launch import BuildInfo, run_benchmark
+from ..stats import numbers, quantile_sorted
 
 BENCH = "partita-p2p"
 
@@ -79,10 +80,7 @@ def quantile(metrics: dict, name: str, q: float = 0.5) -> float:
     """The q-quantile of a metric's samples (type 7, as the harness); the
     harness's own median when q is 0.5 or the samples are absent."""
     m = metrics[name]
-    samples = sorted(v for v in m.get("samples") or [] if v is not None)
+    samples = sorted(numbers(m.get("samples") or []))
     if q == 0.5 or not samples:
         return float(m["summary"]["median"])
-    h = (len(samples) - 1) * q
-    lo = int(h)
-    hi = min(lo + 1, len(samples) - 1)
-    return samples[lo] + (h - lo) * (samples[hi] - samples[lo])
+    return quantile_sorted(samples, q)
