@@ -343,7 +343,9 @@ int pt_send_progress(pt_request *req, int *done)
         *done = 1;
         return MPI_SUCCESS;
     }
-    if (s->split)
+    /* Only an armed request can have an overdue group (armed from the
+     * round's first mark until every group is sent whole or split). */
+    if (s->split && atomic_load_explicit(&s->armed, memory_order_acquire))
         pt_timer_flush_due(req);
     /* Test issued groups in order; this also drives MPI's progress engine
      * while other threads are still marking partitions. */
