@@ -96,8 +96,8 @@ int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, doub
 /* Completion time when total_bytes in user_parts equal user partitions (the last
  * takes the remainder) with ready times user_ready (NULL: all at 0) are sent as
  * `transport` messages. transport <= user_parts: messages of contiguous user
- * partitions (group i holds partitions floor(i*U/T) .. floor((i+1)*U/T)-1; a
- * group is ready when its last member is). transport = k * user_parts (k > 1):
+ * partitions (group i holds partitions floor(i*U/T) .. floor((i+1)*U/T)-1,
+ * ptm_group_first; a group is ready when its last member is). transport = k * user_parts (k > 1):
  * every partition is cut into k pieces (ptm_piece_offset), each ready with its
  * partition. user_arrival_us, if not NULL, receives the time each user
  * partition is usable at the receiver. Returns a negative value when an
@@ -109,6 +109,14 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
  * `pieces` pieces: floor(part_bytes * i / pieces). The sender and receiver of
  * libpartita cut with this too. */
 size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i);
+/* First user partition of group g when user_parts partitions form `groups`
+ * groups of consecutive partitions whose sizes differ by at most one
+ * (g = groups gives user_parts). The model's layouts, libpartita's sender
+ * and its receiver all group with this. */
+static inline int ptm_group_first(int user_parts, int groups, int g)
+{
+    return (int)((long long)g * user_parts / groups);
+}
 
 /* Layouts the model considers. LogGP has no notion of a finite eager queue:
  * MPICH 5 on a shared-memory node moves up to 16 eager messages of 4 KiB in

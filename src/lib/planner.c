@@ -99,7 +99,7 @@ size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int j)
         int k = nmsg / parts;
         return (size_t)(j / k) * part_bytes + ptm_piece_offset(part_bytes, (size_t)k, (size_t)(j % k));
     }
-    return (size_t)pt_plan_group_first(parts, nmsg, j) * part_bytes;
+    return (size_t)ptm_group_first(parts, nmsg, j) * part_bytes;
 }
 
 int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "partita/model.h" /* ptm_group_first: the groups of every layout */
 #include "settings.h"
 
 /* Transport messages per round: in [1, partitions] (groups of consecutive
@@ -18,13 +19,6 @@ int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, i
  * pieces (ptm_piece_offset) when nmsg = k * parts. Sender and receiver both
  * cut with this. */
 size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int j);
-/* First partition of group g when `parts` partitions form `groups` groups of
- * consecutive partitions whose sizes differ by at most one (g = groups gives
- * parts). The sender lays out its groups with it, the receiver derives them. */
-static inline int pt_plan_group_first(int parts, int groups, int g)
-{
-    return (int)((long long)g * parts / groups);
-}
 /* Timer policy: hold time, in ns, of a partly ready group of group_parts
  * partitions and group_bytes bytes: the settings' delta, or the model's (the
  * overhead one more message costs) plus the time marking the group's

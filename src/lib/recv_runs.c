@@ -20,7 +20,7 @@
 static int split_tag(const pt_request *req) { return pt_split_tag(req->u.r.tag_base, req->u.r.ntrans); }
 
 /* First sender partition of group g (the sender's balanced layout). */
-static int group_first(const pt_recv_side *r, int g) { return pt_plan_group_first(r->sparts, r->ntrans, g); }
+static int group_first(const pt_recv_side *r, int g) { return ptm_group_first(r->sparts, r->ntrans, g); }
 
 static int group_parts(const pt_request *req, int g)
 {

@@ -36,8 +36,8 @@ static void overlap(const pt_request *req, int j, int *lo, int *hi)
     size_t a = r->tstart[j], b = r->tstart[j + 1];
     if (r->sent_bytes == 0 || req->part_bytes == 0) {
         /* Nothing to measure in bytes: map by partition index instead. */
-        long long first = pt_plan_group_first(r->sparts, r->ntrans, j);
-        long long end = pt_plan_group_first(r->sparts, r->ntrans, j + 1);
+        long long first = ptm_group_first(r->sparts, r->ntrans, j);
+        long long end = ptm_group_first(r->sparts, r->ntrans, j + 1);
         *lo = (int)(first * req->partitions / r->sparts);
         *hi = (int)((end * req->partitions + r->sparts - 1) / r->sparts) - 1;
     } else if (a == b) {

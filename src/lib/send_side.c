@@ -87,7 +87,7 @@ int pt_send_init(pt_request *req)
     }
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
     for (int j = 0; j <= N; j++)
-        s->bound[j] = pt_plan_group_first(P, N, j);
+        s->bound[j] = ptm_group_first(P, N, j);
     if (build_chunks(req) != 0) {
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);

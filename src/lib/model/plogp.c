@@ -121,7 +121,8 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
             ready[i] = user_ready ? user_ready[u] : 0;
             continue;
         }
-        size_t lo = i * U / T, hi = (i + 1) * U / T;
+        size_t lo = (size_t)ptm_group_first(user_parts, transport, (int)i);
+        size_t hi = (size_t)ptm_group_first(user_parts, transport, (int)i + 1);
         for (size_t u = lo; u < hi; u++) {
             bytes[i] += partition_bytes(total_bytes, U, u);
             if (user_ready)
@@ -133,7 +134,8 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
         for (size_t u = 0; u < U; u++)
             user_arrival_us[u] = 0;
         for (size_t i = 0; i < T; i++) {
-            size_t lo = k > 1 ? i / k : i * U / T, hi = k > 1 ? lo + 1 : (i + 1) * U / T;
+            size_t lo = k > 1 ? i / k : (size_t)ptm_group_first(user_parts, transport, (int)i);
+            size_t hi = k > 1 ? lo + 1 : (size_t)ptm_group_first(user_parts, transport, (int)i + 1);
             for (size_t u = lo; u < hi; u++) /* a partition is usable when its last piece is */
                 user_arrival_us[u] = fmax(user_arrival_us[u], arrival[i]);
         }
