@@ -237,13 +237,20 @@ static int progress_step(pt_request *req, int *done, int finish)
     return rc;
 }
 
+/* An inactive request is complete at once, with an empty status (true then). */
+static int inactive_done(pt_request *req, int *done, MPI_Status *status)
+{
+    if (atomic_load_explicit(&req->active, memory_order_acquire))
+        return 0;
+    *done = 1;
+    pt_fill_empty_status(status);
+    return 1;
+}
+
 int pt_request_peek(pt_request *req, int *done, MPI_Status *status)
 {
-    if (!atomic_load_explicit(&req->active, memory_order_acquire)) {
-        *done = 1;
-        pt_fill_empty_status(status);
+    if (inactive_done(req, done, status))
         return MPI_SUCCESS;
-    }
     int rc = progress_step(req, done, 0);
     if (rc == MPI_SUCCESS && *done) {
         if (req->is_send)
@@ -256,11 +263,8 @@ int pt_request_peek(pt_request *req, int *done, MPI_Status *status)
 
 int pt_request_test(pt_request *req, int *done, MPI_Status *status)
 {
-    if (!atomic_load_explicit(&req->active, memory_order_acquire)) {
-        *done = 1;
-        pt_fill_empty_status(status);
+    if (inactive_done(req, done, status))
         return MPI_SUCCESS;
-    }
     int rc = progress_step(req, done, 1);
     if (rc != MPI_SUCCESS)
         return rc;
