@@ -189,7 +189,6 @@ static int64_t max_stamp(const pat_exchange *x, int which)
     return best;
 }
 
-/* nonblocking and persistent: only the main thread calls MPI. */
 /* Thread t's compute of this iteration, then the stamp of its end. */
 static void compute_phase(pat_exchange *x, const pt_common *c, double compute_us, long iter, int t)
 {
@@ -198,6 +197,7 @@ static void compute_phase(pat_exchange *x, const pt_common *c, double compute_us
     x->stamp[ST_COMPUTE * x->threads + t] = pt_now_ns();
 }
 
+/* nonblocking and persistent: only the main thread calls MPI. */
 static void run_funneled(pat_exchange *x, pat_field *f, const pt_common *c, double compute_us, long iter,
                          pat_stamps *st)
 {
