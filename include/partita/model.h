@@ -136,6 +136,10 @@ static inline int ptm_max_eager_messages(const ptm_params *p)
 {
     return p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES;
 }
+/* Whether t messages of total_bytes are more than the parameters'
+ * max_eager_messages in the eager segment of a set with a protocol switch:
+ * layouts the model leaves out, and so must every planner that uses it. */
+int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t);
 #define PTM_MIN_PIECE_BYTES 512
 #define PTM_MAX_CUT_MESSAGES 16
 

@@ -165,9 +165,7 @@ static long long next_candidate(long long t, int U, int pow2_only)
     return !pow2_only || (U & (U - 1)) == 0 ? U : 2LL * U; /* past U: the cut layouts */
 }
 
-/* More than the parameters' max_eager_messages messages of t in the eager
- * segment of a parameter set with a protocol switch. */
-static int too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
+int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
 {
     return p->nseg > 1 && t > ptm_max_eager_messages(p) && total_bytes / (size_t)t <= p->seg[0].max_bytes;
 }
@@ -197,7 +195,7 @@ static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_part
          t = next_candidate(t, user_parts, pow2_only)) {
         if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
             break;
-        if (too_many_eager(p, total_bytes, t) && nc > 0)
+        if (ptm_too_many_eager(p, total_bytes, t) && nc > 0)
             continue;
         double time = ptm_grouped_us(p, total_bytes, user_parts, (int)t, user_ready, NULL);
         if (time < 0)
