@@ -93,7 +93,7 @@ int main(int argc, char **argv)
                   nt_delay, nm_delay);
             /* the model's eager-burst cap holds for the timer too (512 eager groups of
              * 2 KiB out of 1 MiB: 4-5x one send) */
-            CHECK(!(nt > ptm_max_eager_messages(&params) && total / (size_t)nt <= params.seg[0].max_bytes),
+            CHECK(!ptm_too_many_eager(&params, total, nt),
                   "%zu bytes in %d: timer %d eager messages, more than the cap %d", total, parts, nt,
                   ptm_max_eager_messages(&params));
             if (nm >= parts) {
