@@ -70,7 +70,7 @@ typedef struct pt_send_side {
     MPI_Request *treq;       /* persistent sends: group g owns [g*pieces, (g+1)*pieces) */
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
-    atomic_int armed;        /* timer: marked this round, some group still open (timer_registry.h) */
+    atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
     atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */
     int tag_base, tag_count; /* data tags [tag_base, tag_base+tag_count) on the data comm */
     /* timer policy */

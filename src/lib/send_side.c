@@ -242,12 +242,6 @@ static inline int mark(pt_request *req, int p)
         atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         if (req->proc_null)
             return MPI_SUCCESS;
-        /* Arm on the round's first mark only: a mark in a group already
-         * split (a laggard's) must not arm a request with no open group,
-         * which nothing would disarm before the next round. */
-        if (s->split && !atomic_load_explicit(&s->armed, memory_order_relaxed) &&
-            atomic_load_explicit(&s->open_groups, memory_order_relaxed) > 0)
-            pt_timer_arm(req);
     }
     uint32_t v = s->slot[p];
     pt_chunk *c = &s->chunks[v >> 6];
@@ -258,8 +252,12 @@ static inline int mark(pt_request *req, int p)
     int g = c->group;
     if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
         return pt_issue_group(req, g);
-    if (s->split && atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
+    if (!s->split)
+        return MPI_SUCCESS;
+    if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
         return pt_timer_send_late(req, g, p); /* the group already waited for a laggard: no more waiting */
+    if (!before)
+        pt_timer_begun(req, req->serial); /* a group (chunk) begun: watch it, it may stall */
     return MPI_SUCCESS;
 }
 
@@ -343,8 +341,8 @@ int pt_send_progress(pt_request *req, int *done)
         *done = 1;
         return MPI_SUCCESS;
     }
-    /* Only an armed request can have an overdue group (armed from the
-     * round's first mark until every group is sent whole or split). */
+    /* Only an armed request can have an overdue group (armed while a group
+     * is begun and neither sent whole nor split). */
     if (s->split && atomic_load_explicit(&s->armed, memory_order_acquire))
         pt_timer_flush_due(req);
     /* Test issued groups in order; this also drives MPI's progress engine

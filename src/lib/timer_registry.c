@@ -27,6 +27,17 @@ void pt_timer_disarm(struct pt_request *req)
         atomic_fetch_sub(&armed, 1);
 }
 
+void pt_timer_begun(struct pt_request *req, int serial)
+{
+    /* Pairs with the fence in unwatch(): either that poll's second look saw
+     * this mark, or this load sees the disarming and arms again. Serial
+     * requests have no progress thread (it needs MPI_THREAD_MULTIPLE). */
+    if (!serial)
+        atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&req->u.s.armed, memory_order_relaxed))
+        pt_timer_arm(req);
+}
+
 /* A split group sends every later partition at once, a whole one is gone:
  * neither can be overdue any more. */
 void pt_timer_group_closed(struct pt_request *req)
@@ -40,10 +51,25 @@ void pt_timer_group_closed(struct pt_request *req)
  * per thread. */
 static _Thread_local int64_t poll_due;
 
+/* Nothing of req to watch (no group begun and still open): disarm it, so
+ * that the progress thread can sleep until a mark begins a group, then look
+ * again for a mark that raced with the disarming. */
+static int64_t unwatch(pt_request *req)
+{
+    pt_timer_disarm(req);
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t due = pt_timer_flush_due(req);
+    if (due != INT64_MAX)
+        pt_timer_arm(req);
+    return due;
+}
+
 static int visit(pt_request *req)
 {
     if (atomic_load_explicit(&req->u.s.armed, memory_order_acquire)) {
         int64_t due = pt_timer_flush_due(req);
+        if (due == INT64_MAX)
+            due = unwatch(req);
         poll_due = due < poll_due ? due : poll_due;
     }
     return 0;

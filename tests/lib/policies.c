@@ -61,18 +61,33 @@ static int is_laggard(int round, int nlag, int p)
     return p == round % PARTS || (nlag > 1 && p == (round + 3) % PARTS);
 }
 
-/* Timer policy, 4 rounds: every send partition but nlag laggards is marked,
- * delta passes, and the ready ones must reach the receiver (qparts receive
- * partitions) before any laggard is marked; then the laggards go, last first. */
-static void timer_laggards(int rank, int by_thread, int nlag, int qparts, double *buf)
+/* Does group g (groups of `per` consecutive partitions) hold a laggard? */
+static int group_lags(int round, int nlag, int g, int per)
+{
+    for (int p = g * per; p < (g + 1) * per; p++)
+        if (is_laggard(round, nlag, p))
+            return 1;
+    return 0;
+}
+
+/* Timer policy, 4 rounds, the send split into `groups` groups: every send
+ * partition but nlag laggards is marked, delta passes, and the ready ones
+ * must reach the receiver (qparts receive partitions) before any laggard is
+ * marked; then the laggards go, last first. With several groups, those
+ * without a laggard are marked first and go whole; a pause with no MPI call
+ * lets the progress thread find nothing begun and stop watching, and the
+ * marks that begin a laggard's group must make it watch again. */
+static void timer_laggards(int rank, int by_thread, int nlag, int qparts, int groups, double *buf)
 {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "partita_policy", "timer");
     MPI_Info_set(info, "partita_delta_us", "0");
-    MPI_Info_set(info, "partita_transport_parts", "1");
+    char ngroups[16];
+    snprintf(ngroups, sizeof ngroups, "%d", groups);
+    MPI_Info_set(info, "partita_transport_parts", ngroups);
     MPI_Request req;
-    int tag = 50 + nlag, qper = PARTS * PER / qparts;
+    int tag = 50 + 10 * groups + nlag, qper = PARTS * PER / qparts, per = PARTS / groups;
     for (int round = 0; round < 4; round++) {
         if (rank == 0) {
             if (round == 0)
@@ -80,9 +95,13 @@ static void timer_laggards(int rank, int by_thread, int nlag, int qparts, double
             for (int i = 0; i < PARTS * PER; i++)
                 buf[i] = value(round, i);
             OK(MPI_Start(&req));
-            for (int p = 0; p < PARTS; p++)
-                if (!is_laggard(round, nlag, p))
-                    OK(MPI_Pready(p, req));
+            for (int lagging = 0; lagging < 2; lagging++) {
+                for (int p = 0; p < PARTS; p++)
+                    if (group_lags(round, nlag, p / per, per) == lagging && !is_laggard(round, nlag, p))
+                        OK(MPI_Pready(p, req));
+                if (!lagging && groups > 1)
+                    pause_ms(5);
+            }
             int flag = 0, runs = -1;
             if (by_thread) {
                 /* No MPI call here: Partita_Request_runs only reads a counter. */
@@ -201,8 +220,10 @@ int main(int argc, char **argv)
 
     /* Timer with laggards, several rounds: one laggard, then two marked in
      * reverse order with receive partitions that each span two send
-     * partitions (a run and a late partition may fill one). */
-    timer_laggards(rank, by_thread, 1, PARTS, buf);
-    timer_laggards(rank, by_thread, 2, PARTS / 2, buf);
+     * partitions (a run and a late partition may fill one), then one
+     * laggard in two groups, the other group gone whole before it. */
+    timer_laggards(rank, by_thread, 1, PARTS, 1, buf);
+    timer_laggards(rank, by_thread, 2, PARTS / 2, 1, buf);
+    timer_laggards(rank, by_thread, 1, PARTS, 2, buf);
     return ptest_finish("policies");
 }
