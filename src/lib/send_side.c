@@ -257,7 +257,7 @@ static inline int mark(pt_request *req, int p)
     if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
         return pt_timer_send_late(req, g, p); /* the group already waited for a laggard: no more waiting */
     if (!before)
-        pt_timer_begun(req, req->serial); /* a group (chunk) begun: watch it, it may stall */
+        pt_timer_begun(req); /* a group (chunk) begun: watch it, it may stall */
     return MPI_SUCCESS;
 }
 

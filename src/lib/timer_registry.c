@@ -27,12 +27,12 @@ void pt_timer_disarm(struct pt_request *req)
         atomic_fetch_sub(&armed, 1);
 }
 
-void pt_timer_begun(struct pt_request *req, int serial)
+void pt_timer_begun(struct pt_request *req)
 {
     /* Pairs with the fence in unwatch(): either that poll's second look saw
      * this mark, or this load sees the disarming and arms again. Serial
      * requests have no progress thread (it needs MPI_THREAD_MULTIPLE). */
-    if (!serial)
+    if (!req->serial)
         atomic_thread_fence(memory_order_seq_cst);
     if (!atomic_load_explicit(&req->u.s.armed, memory_order_relaxed))
         pt_timer_arm(req);

@@ -23,9 +23,8 @@ void pt_timers_unregister(struct pt_request *req);
 int64_t pt_timers_poll(void);
 int pt_timers_pending(void); /* some request is armed */
 void pt_timer_arm(struct pt_request *req);    /* a group begun (wakes the progress thread) */
-/* A mark began a group (a chunk of it): arm the request unless it is armed.
- * serial: no other thread makes MPI calls (no progress thread either). */
-void pt_timer_begun(struct pt_request *req, int serial);
+/* A mark began a group (a chunk of it): arm the request unless it is armed. */
+void pt_timer_begun(struct pt_request *req);
 void pt_timer_disarm(struct pt_request *req); /* nothing begun and open, or the request goes away */
 void pt_timer_group_closed(struct pt_request *req); /* a group issued whole or split: disarms after the last */
 
