@@ -245,6 +245,15 @@ static void defaults_are_valid(void)
     CHECK(ptm_params_check(&p, err, sizeof err) == 0);
     CHECK(p.max_eager_messages == 32);
     CHECK(ptm_optimal_transport(&p, 65536, 32, 0.0) == 32);
+    /* 64 KiB in 512 partitions: 16 groups of 4 KiB would take the rendezvous, 32 of
+     * 2 KiB stay eager; fewer eager groups exist between the divisors (17 of 30-31
+     * partitions) and are the model's choice, each within the eager segment. */
+    int n = ptm_optimal_transport(&p, 65536, 512, 0.0);
+    CHECK(n > 16 && n < 32);
+    CHECK((size_t)((512 + n - 1) / n) * 128 <= p.seg[0].max_bytes);
+    /* The paper's power-of-two search does not see them. */
+    int pow2 = ptm_optimal_transport_ready(&p, 65536, 512, NULL, 1, NULL);
+    CHECK(pow2 > 0 && (pow2 & (pow2 - 1)) == 0);
 }
 
 int main(void)

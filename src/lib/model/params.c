@@ -32,7 +32,7 @@ void ptm_params_default(ptm_params *p)
      * rounded. Good enough to rank candidate layouts when no measured file is
      * present. */
     static const ptm_segment eager = {
-        .max_bytes = 4096, .L = 0.46, .o_s = 0.07, .o_r = 0.10, .g = 0.10, .G = 3.0e-5, .handshake_us = 0
+        .max_bytes = 8112, .L = 0.46, .o_s = 0.07, .o_r = 0.10, .g = 0.10, .G = 3.0e-5, .handshake_us = 0
     };
     static const ptm_segment large = {
         .max_bytes = SIZE_MAX, .L = 0.46, .o_s = 0.2, .o_r = 1.5, .g = 1.55, .G = 7.9e-5, .handshake_us = 0.45
@@ -46,10 +46,13 @@ void ptm_params_default_for(ptm_params *p, const char *mpi_version)
         ptm_params_default(p);
         return;
     }
-    /* The same measurement with Open MPI 5.0 (ob1/sm): its eager limit is
-     * 2 KiB, so MPICH's numbers would cut partitions into rendezvous pieces. */
+    /* The same measurement with Open MPI 5.0 (ob1/sm), whose powers of two
+     * are eager up to 2 KiB. The switch itself, found by a ping-pong between
+     * the powers of two: 4016 bytes move eagerly (0.45 us), 4024 take the
+     * rendezvous (3.0 us; btl_sm_eager_limit 4096 counts the header). With
+     * MPICH's 4 KiB limit partitions would be cut into rendezvous pieces. */
     static const ptm_segment eager = {
-        .max_bytes = 2048, .L = 0.06, .o_s = 0.04, .o_r = 0.06, .g = 0.065, .G = 4.0e-5, .handshake_us = 0
+        .max_bytes = 4016, .L = 0.06, .o_s = 0.04, .o_r = 0.06, .g = 0.065, .G = 4.0e-5, .handshake_us = 0
     };
     static const ptm_segment large = {
         .max_bytes = SIZE_MAX, .L = 0.06, .o_s = 0.06, .o_r = 1.37, .g = 1.37, .G = 7.7e-5, .handshake_us = 0.44

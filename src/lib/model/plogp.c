@@ -170,11 +170,29 @@ int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
     return p->nseg > 1 && t > ptm_max_eager_messages(p) && total_bytes / (size_t)t <= p->seg[0].max_bytes;
 }
 
+/* The fewest groups of consecutive partitions that all stay in the first
+ * (eager) segment, or 0 when there is no protocol switch or a partition alone
+ * is past it. It is seldom a divisor of U: under Open MPI (eager up to 4016
+ * bytes) 64 KiB in 512 partitions fit in 17 groups of 30-31 partitions, where
+ * the divisors offer 16 rendezvous groups or 32 eager ones. Balanced groups
+ * (ptm_group_first) hold at most ceil(U/n) partitions. */
+static long long eager_fit_groups(const ptm_params *p, size_t total_bytes, int U)
+{
+    if (p->nseg < 2 || U < 2)
+        return 0;
+    size_t largest = partition_bytes(total_bytes, (size_t)U, (size_t)U - 1);
+    if (largest == 0 || largest > p->seg[0].max_bytes)
+        return 0;
+    size_t per = p->seg[0].max_bytes / largest; /* partitions per eager group */
+    return (long long)(((size_t)U + per - 1) / per);
+}
+
 /* Candidates: the divisors of user_parts (pow2_only: the power-of-two ones),
+ * the eager fit (eager_fit_groups; not with pow2_only, the paper's search),
  * then user_parts * k for k = 2..max_pieces while a piece keeps at least
  * PTM_MIN_PIECE_BYTES and there are at most PTM_MAX_CUT_MESSAGES messages;
  * layouts with too many eager messages are left out (one count is always
- * tried, so there is an answer). */
+ * tried, so there is an answer). Counts are tried in increasing order. */
 static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
                           int pow2_only, int max_pieces, double *best_us)
 {
@@ -191,8 +209,16 @@ static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_part
     int counts[MAXC], nc = 0;
     double best_exposed = INFINITY;
     size_t smallest = total_bytes / (size_t)user_parts;
-    for (long long t = 1; nc < MAXC && t <= (long long)user_parts * max_pieces;
-         t = next_candidate(t, user_parts, pow2_only)) {
+    long long fit = pow2_only ? 0 : eager_fit_groups(p, total_bytes, user_parts);
+    for (long long next = 1, t; nc < MAXC && next <= (long long)user_parts * max_pieces;) {
+        if (fit > 0 && fit < next) {
+            t = fit; /* between two divisors: tried in its place */
+        } else {
+            t = next;
+            next = next_candidate(next, user_parts, pow2_only);
+        }
+        if (t >= fit)
+            fit = 0;
         if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
             break;
         if (ptm_too_many_eager(p, total_bytes, t) && nc > 0)
