@@ -17,9 +17,9 @@ from .results import case_key
 from .stats import summarize
 
 
-def pooled_summary(launch_metrics: list[dict]) -> dict:
-    """The summary of one metric over launches (each a result's metrics[name] with samples)."""
-    samples = [x for m in launch_metrics for x in m.get("samples") or []]
+def pooled_summary(samples: list, launch_metrics: list[dict]) -> dict:
+    """The summary of one metric over launches: samples are all launches' samples, launch_metrics
+    each launch's metrics[name] (for its own median)."""
     s = summarize(samples)
     medians = [m.get("summary", {}).get("median") for m in launch_metrics]
     medians = [x for x in medians if isinstance(x, (int, float))]
@@ -52,5 +52,5 @@ def pool_launches(results: list[dict]) -> dict:
         for name, metric in c["metrics"].items():
             launch_metrics = [x["metrics"][name] for x in same if name in x["metrics"]]
             metric["samples"] = [v for m in launch_metrics for v in m.get("samples") or []]
-            metric["summary"] = pooled_summary(launch_metrics)
+            metric["summary"] = pooled_summary(metric["samples"], launch_metrics)
     return out
