@@ -97,18 +97,25 @@ int ptm_pattern_ready(ptm_pattern pattern, int user_parts, double delay_us, doub
  * takes the remainder) with ready times user_ready (NULL: all at 0) are sent as
  * `transport` messages. transport <= user_parts: messages of contiguous user
  * partitions (group i holds partitions floor(i*U/T) .. floor((i+1)*U/T)-1,
- * ptm_group_first; a group is ready when its last member is). transport = k * user_parts (k > 1):
- * every partition is cut into k pieces (ptm_piece_offset), each ready with its
- * partition. user_arrival_us, if not NULL, receives the time each user
- * partition is usable at the receiver. Returns a negative value when an
- * argument is invalid (including a transport count above user_parts that is
- * not a multiple of it). */
+ * ptm_group_first; a group is ready when its last member is). transport >
+ * user_parts: the buffer is cut (ptm_cut_us; with transport = k * user_parts
+ * every partition in k pieces). user_arrival_us, if not NULL, receives the
+ * time each user partition is usable at the receiver. Returns a negative value
+ * when an argument is invalid. */
 double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
                       const double *user_ready, double *user_arrival_us);
-/* Byte offset of piece i (0..pieces) inside a partition of part_bytes cut into
- * `pieces` pieces: floor(part_bytes * i / pieces). The sender and receiver of
- * libpartita cut with this too. */
-size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i);
+/* The same for the buffer cut into `transport` byte-balanced messages
+ * (message i is bytes ptm_piece_offset(total_bytes, transport, i) up to the
+ * next one), which may straddle partition boundaries: a message is ready when
+ * every partition it holds bytes of is, and a partition is usable when its
+ * last message is. Needs 1 <= transport <= total_bytes and a partition of at
+ * least one byte; a negative value otherwise. */
+double ptm_cut_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
+                  const double *user_ready, double *user_arrival_us);
+/* Byte offset of piece i (0..pieces) of `bytes` cut into `pieces` balanced
+ * pieces: floor(bytes * i / pieces). libpartita's sender and receiver cut the
+ * buffer with this too. */
+size_t ptm_piece_offset(size_t bytes, size_t pieces, size_t i);
 /* First user partition of group g when user_parts partitions form `groups`
  * groups of consecutive partitions whose sizes differ by at most one
  * (g = groups gives user_parts). The model's layouts, libpartita's sender
@@ -153,13 +160,15 @@ int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t);
  * of user_parts (at most 128 candidates are tried; see PTM_MAX_EAGER_MESSAGES);
  * ties within PTM_TIE_TOLERANCE go to the smaller count. */
 int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us);
-/* Like ptm_optimal_transport, but partitions may also be cut into up to
- * max_pieces pieces each (candidates user_parts * k, k = 2..max_pieces, pieces
- * of at least PTM_MIN_PIECE_BYTES, at most PTM_MAX_CUT_MESSAGES messages): below a
- * protocol switch (e.g. eager to rendezvous) several small messages can beat
- * one large one. Returns the message count (a multiple of user_parts when
- * partitions are cut). */
-int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces);
+/* Like ptm_optimal_transport, but, when max_pieces > 1, the buffer may also
+ * be cut (ptm_cut_us): into user_parts * k messages (k = 2..max_pieces, pieces
+ * of at least PTM_MIN_PIECE_BYTES, at most PTM_MAX_CUT_MESSAGES messages), or
+ * into the fewest byte-balanced messages that stay eager, which straddle
+ * partition boundaries: below a protocol switch (e.g. eager to rendezvous)
+ * several small messages can beat one large one. Returns the message count;
+ * *cut (if not NULL) is 1 when the layout cuts the buffer, 0 for groups. */
+int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
+                       int *cut);
 /* The same for any ready times (user_ready, NULL: all at 0). pow2_only limits
  * the candidates to power-of-two divisors. best_us, if not NULL, receives the
  * modelled time of the chosen count. Returns the count, or 0 on bad arguments. */

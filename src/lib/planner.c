@@ -44,13 +44,13 @@ static int clamp_parts(long long n, int partitions)
 /* Most messages a fixed count may ask for (each takes a tag). */
 #define MAX_FIXED_MESSAGES 4096
 
-static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut)
+static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
 {
     pthread_once(&loaded, load_files);
     if (total == 0)
         return 1;
-    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1);
-    return n > partitions ? n : clamp_parts(n, partitions);
+    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1, cut);
+    return *cut ? n : clamp_parts(n, partitions);
 }
 
 /* How much longer (modelled) than the model's layout the timer policy accepts
@@ -66,10 +66,11 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
  * (6-26 us measured here); when partitions are large a message more costs
  * little, so smaller groups let a prompt thread's partitions go at its marks,
  * not after δ plus a wake-up. */
-static int timer_groups(const pt_settings *s, size_t total, int partitions, int can_cut)
+static int timer_groups(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
 {
-    int n = modelled(s, total, partitions, can_cut);
-    if (n >= partitions || total == 0 || s->delay_us > 0) /* a planned-for delay: the model's answer */
+    int n = modelled(s, total, partitions, can_cut, cut);
+    /* a cut holds no whole partition back; a planned-for delay: the model's answer */
+    if (*cut || n >= partitions || total == 0 || s->delay_us > 0)
         return n;
     double limit = ptm_grouped_us(&params, total, partitions, n, NULL, NULL) * (1 + TIMER_MORE_GROUPS_TOLERANCE);
     for (int g = partitions; g > n; g = (g + 1) / 2) {
@@ -83,41 +84,42 @@ static int timer_groups(const pt_settings *s, size_t total, int partitions, int 
 }
 
 /* A fixed count n: groups up to the partition count; beyond it, when the
- * partitions can be cut, every partition in floor(n / partitions) pieces (at
- * most one per byte, at most MAX_FIXED_MESSAGES messages in all). */
-static int fixed(long long n, size_t part_bytes, int partitions, int can_cut)
+ * partitions can be cut, the buffer cut into n messages (at most one per
+ * byte, at most MAX_FIXED_MESSAGES). */
+static int fixed(long long n, size_t part_bytes, int partitions, int can_cut, int *cut)
 {
-    if (n <= partitions || !can_cut)
+    size_t total = part_bytes * (size_t)partitions;
+    if (n <= partitions || !can_cut || total <= (size_t)partitions)
         return clamp_parts(n, partitions);
-    long long k = n / partitions;
-    if (k > (long long)part_bytes)
-        k = (long long)part_bytes;
-    if (k > MAX_FIXED_MESSAGES / partitions)
-        k = MAX_FIXED_MESSAGES / partitions;
-    return k >= 2 ? (int)(k * partitions) : partitions;
+    if (n > MAX_FIXED_MESSAGES)
+        n = MAX_FIXED_MESSAGES;
+    if ((size_t)n > total)
+        n = (long long)total;
+    *cut = 1;
+    return (int)n;
 }
 
-size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int j)
+size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int cut, int j)
 {
-    if (nmsg > parts) {
-        int k = nmsg / parts;
-        return (size_t)(j / k) * part_bytes + ptm_piece_offset(part_bytes, (size_t)k, (size_t)(j % k));
-    }
+    if (cut)
+        return ptm_piece_offset(part_bytes * (size_t)parts, (size_t)nmsg, (size_t)j);
     return (size_t)ptm_group_first(parts, nmsg, j) * part_bytes;
 }
 
-int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut)
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut)
 {
+    *cut = 0;
     if (partitions < 1)
         return 1;
     size_t total = part_bytes * (size_t)partitions;
+    can_cut = can_cut && part_bytes > 0;
     switch (s->policy) {
     case PT_POLICY_NONE:
         return partitions;
     case PT_POLICY_BULK:
         return 1;
     case PT_POLICY_FIXED:
-        return fixed(s->transport_parts, part_bytes, partitions, can_cut);
+        return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
     case PT_POLICY_STATIC: {
         if (part_bytes == 0)
             return 1;
@@ -133,14 +135,14 @@ int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, i
             if (n > 0)
                 return clamp_parts(n, partitions);
         }
-        return modelled(s, total, partitions, can_cut); /* what the table does not know */
+        return modelled(s, total, partitions, can_cut, cut); /* what the table does not know */
     case PT_POLICY_TIMER:
         if (s->transport_parts > 0) /* a tuned count, else the model's */
-            return fixed(s->transport_parts, part_bytes, partitions, can_cut);
-        return timer_groups(s, total, partitions, can_cut);
+            return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
+        return timer_groups(s, total, partitions, can_cut, cut);
     case PT_POLICY_MODEL:
     default:
-        return modelled(s, total, partitions, can_cut);
+        return modelled(s, total, partitions, can_cut, cut);
     }
 }
 

@@ -8,17 +8,18 @@
 #include "partita/model.h" /* ptm_group_first: the groups of every layout */
 #include "settings.h"
 
-/* Transport messages per round: in [1, partitions] (groups of consecutive
- * partitions; 1 when partitions < 1), or, when can_cut (the partitions are
- * contiguous bytes), possibly k * partitions: every partition cut into k
- * pieces, because below a protocol switch several small messages can beat
- * one large one (the model decides; `fixed` asks for it). */
-int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut);
+/* Transport messages per round: in [1, partitions], groups of consecutive
+ * partitions (1 when partitions < 1); or, when can_cut (the partitions are
+ * contiguous bytes) and *cut is set, the buffer cut into that many
+ * byte-balanced messages, which may straddle partition boundaries, because
+ * below a protocol switch several small messages can beat one large one (the
+ * model decides; `fixed` asks for it above the partition count). */
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
 /* Byte offset of transport message j (0..nmsg) of a round of `parts`
- * partitions of part_bytes sent as nmsg messages: groups when nmsg <= parts,
- * pieces (ptm_piece_offset) when nmsg = k * parts. Sender and receiver both
- * cut with this. */
-size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int j);
+ * partitions of part_bytes sent as nmsg messages: groups
+ * (ptm_group_first), or the cut (ptm_piece_offset of the whole buffer).
+ * Sender and receiver both cut with this. */
+size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int cut, int j);
 /* Timer policy: hold time, in ns, of a partly ready group of group_parts
  * partitions and group_bytes bytes: the settings' delta, or the model's (the
  * overhead one more message costs) plus the time marking the group's

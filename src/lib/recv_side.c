@@ -50,15 +50,15 @@ static void overlap(const pt_request *req, int j, int *lo, int *hi)
         *hi = req->partitions - 1;
 }
 
-/* The sender's layout: groups (at most one message per partition), or every
- * partition cut into the same number of pieces of at least one byte, which
- * the timer never splits further. */
+/* The sender's layout: groups (at most one message per partition), or the
+ * buffer cut into byte-balanced pieces of at least one byte, which the timer
+ * never splits further. */
 static int layout_ok(const int64_t *hs)
 {
-    if (hs[PT_HS_NTRANS] <= hs[PT_HS_PARTS])
-        return 1;
-    int64_t k = hs[PT_HS_NTRANS] / hs[PT_HS_PARTS];
-    return hs[PT_HS_NTRANS] % hs[PT_HS_PARTS] == 0 && hs[PT_HS_NTRANS] <= INT_MAX && k <= hs[PT_HS_PART_BYTES] &&
+    if (!(hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT))
+        return hs[PT_HS_NTRANS] <= hs[PT_HS_PARTS];
+    return hs[PT_HS_NTRANS] <= INT_MAX && hs[PT_HS_PART_BYTES] > 0 &&
+           (hs[PT_HS_NTRANS] + hs[PT_HS_PARTS] - 1) / hs[PT_HS_PARTS] <= hs[PT_HS_PART_BYTES] && /* >= 1 byte each */
            !(hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT);
 }
 
@@ -104,7 +104,8 @@ static int setup(pt_request *req)
     }
     r->dest = staged ? r->staging : req->buf + req->true_lb;
     for (int j = 0; j <= N; j++)
-        r->tstart[j] = pt_plan_message_offset((size_t)hs[PT_HS_PART_BYTES], r->sparts, N, j);
+        r->tstart[j] = pt_plan_message_offset((size_t)hs[PT_HS_PART_BYTES], r->sparts, N,
+                                              (hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT) != 0, j);
     for (int j = 0; j < N; j++) {
         if (r->tstart[j + 1] - r->tstart[j] > INT_MAX || req->part_bytes > INT_MAX) {
             r->ntrans = j;

@@ -17,9 +17,11 @@
 /* Sender: one transport message (a group of consecutive user partitions).
  * Its partitions are counted in chunks of up to 64 (pt_chunk); `remaining`
  * counts the chunks still incomplete and is touched only when a chunk
- * completes. Each group and each chunk has its own cache line. */
+ * completes. Each group and each chunk has its own cache line. In a cut
+ * plan, a group is one piece of the buffer and `remaining` counts the
+ * partitions it holds bytes of (nchunks: their number). */
 typedef struct pt_group {
-    _Alignas(PT_CACHE_LINE) atomic_int remaining; /* chunks not yet complete this round */
+    _Alignas(PT_CACHE_LINE) atomic_int remaining; /* chunks (cut: partitions) not yet complete this round */
     atomic_int state;                             /* timer: PT_GROUP_OPEN/WHOLE/SPLIT */
     atomic_int issued;                            /* 1 once this round's message is started */
     int nchunks;
@@ -49,6 +51,7 @@ enum {
 };
 #define PT_HS_MAGIC_VALUE 0x70617274697461LL /* "partita" */
 #define PT_HS_FLAG_SPLIT 1                   /* timer policy: groups may be sent in runs */
+#define PT_HS_FLAG_CUT 2                     /* the buffer is cut in byte-balanced pieces (planner.h) */
 
 /* Header of one run of a split group (timer policy), sent on the split tag
  * just before the run's data. A group's first flush of a round is a series
@@ -59,16 +62,17 @@ enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_FLAGS, PT_
 #define PT_RUN_FLAG_LAST 1 /* the last headed run of the group's first flush */
 
 typedef struct pt_send_side {
-    int ntrans;              /* groups of consecutive partitions (marking units) */
-    int pieces;              /* transport messages per group: > 1 when partitions are cut */
-    int nmsg;                /* transport messages that exist (ntrans * pieces once set up) */
-    int *bound;              /* ntrans+1 group boundaries in user partitions */
+    int ntrans;              /* transport messages: groups of consecutive partitions, or the cut's pieces */
+    int cut;                 /* the buffer is cut in byte-balanced pieces (PT_HS_FLAG_CUT) */
+    int nmsg;                /* transport messages that exist (ntrans once set up) */
+    int *bound;              /* ntrans+1: first user partition of each message */
     pt_group *groups;        /* ntrans, cache-line aligned */
-    pt_chunk *chunks;        /* nchunks, cache-line aligned */
+    pt_chunk *chunks;        /* nchunks, cache-line aligned (groups only) */
     int nchunks;
-    uint32_t *slot;          /* user partition -> chunk << 6 | bit */
-    MPI_Request *treq;       /* persistent sends: group g owns [g*pieces, (g+1)*pieces) */
-    atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
+    uint32_t *slot;          /* user partition -> chunk << 6 | bit (groups only) */
+    int *msg_lo, *msg_hi;    /* cut only: per user partition, the messages it has bytes in */
+    MPI_Request *treq;       /* persistent sends, one per message */
+    atomic_uchar *part;      /* timer, cut and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
     atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
     atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */

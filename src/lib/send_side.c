@@ -64,6 +64,34 @@ static int build_chunks(pt_request *req)
     return 0;
 }
 
+/* A cut plan: message j is bytes [o_j, o_j+1) of the buffer; it waits for
+ * every partition it holds bytes of (its group's `remaining` starts at that
+ * count, groups[j].nchunks), and partition p, once ready, counts itself off
+ * messages msg_lo[p]..msg_hi[p]. */
+static int build_cut(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    int P = req->partitions, N = s->ntrans;
+    s->msg_lo = malloc((size_t)P * sizeof *s->msg_lo);
+    s->msg_hi = malloc((size_t)P * sizeof *s->msg_hi);
+    s->part = calloc((size_t)P, sizeof *s->part);
+    if (!s->msg_lo || !s->msg_hi || !s->part)
+        return -1;
+    for (int j = 0, p = 0; j < N; j++) {
+        size_t a = pt_plan_message_offset(req->part_bytes, P, N, 1, j);
+        size_t b = pt_plan_message_offset(req->part_bytes, P, N, 1, j + 1);
+        int lo = (int)(a / req->part_bytes), hi = (int)((b - 1) / req->part_bytes);
+        s->groups[j].nchunks = hi - lo + 1;
+        s->bound[j] = lo;
+        for (; p <= hi; p++)
+            s->msg_lo[p] = j;
+        for (int q = lo; q <= hi; q++)
+            s->msg_hi[q] = j;
+    }
+    s->bound[N] = P;
+    return 0;
+}
+
 int pt_send_init(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
@@ -73,47 +101,47 @@ int pt_send_init(pt_request *req)
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
         return s->part ? MPI_SUCCESS : pt_error(req->comm, PT_E_NO_MEM);
     }
-    int M = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous);
-    int N = M > P ? P : M; /* groups; M > P: each partition cut into M / P pieces */
+    int cut;
+    int N = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous, &cut);
     s->ntrans = N;
-    s->pieces = M / N;
+    s->cut = cut;
     s->bound = malloc(((size_t)N + 1) * sizeof *s->bound);
     s->groups = aligned_alloc(PT_CACHE_LINE, (size_t)N * sizeof *s->groups);
-    s->treq = malloc((size_t)M * sizeof *s->treq);
+    s->treq = malloc((size_t)N * sizeof *s->treq);
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!s->bound || !s->groups || !s->treq || !req->hs_buf) {
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
-    for (int j = 0; j <= N; j++)
+    for (int j = 0; !cut && j <= N; j++)
         s->bound[j] = ptm_group_first(P, N, j);
-    if (build_chunks(req) != 0) {
+    if ((cut ? build_cut(req) : build_chunks(req)) != 0) {
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
     /* The timer only matters when some group holds more than one partition.
      * s->split is set once its state exists (destroy looks at it). */
-    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P;
+    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !cut;
     if (split && !(s->part = calloc((size_t)P, sizeof *s->part))) {
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
-    long long tags = (long long)M + (split ? 1 + (long long)P : 0); /* split tag, one late tag per partition */
+    long long tags = (long long)N + (split ? 1 + (long long)P : 0); /* split tag, one late tag per partition */
     s->tag_count = tags > INT_MAX ? 0 : (int)tags;
     if (!s->tag_count || pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
         s->tag_count = 0;
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_TAGS);
     }
-    for (int j = 0; j < M; j++) {
+    for (int j = 0; j < N; j++) {
         void *addr;
         MPI_Count n;
         MPI_Datatype type;
-        if (s->pieces > 1) { /* contiguous bytes */
-            size_t lo = pt_plan_message_offset(req->part_bytes, P, M, j);
+        if (cut) { /* contiguous bytes */
+            size_t lo = pt_plan_message_offset(req->part_bytes, P, N, 1, j);
             addr = req->buf + req->true_lb + lo;
-            n = (MPI_Count)(pt_plan_message_offset(req->part_bytes, P, M, j + 1) - lo);
+            n = (MPI_Count)(pt_plan_message_offset(req->part_bytes, P, N, 1, j + 1) - lo);
             type = MPI_BYTE;
         } else {
             span(req, s->bound[j], s->bound[j + 1], &addr, &n, &type);
@@ -138,10 +166,10 @@ int pt_send_init(pt_request *req)
     int64_t *hs = req->hs_buf;
     hs[PT_HS_MAGIC] = PT_HS_MAGIC_VALUE;
     hs[PT_HS_PARTS] = P;
-    hs[PT_HS_NTRANS] = M;
+    hs[PT_HS_NTRANS] = N;
     hs[PT_HS_PART_BYTES] = (int64_t)req->part_bytes;
     hs[PT_HS_TAG_BASE] = s->tag_base;
-    hs[PT_HS_FLAGS] = split ? PT_HS_FLAG_SPLIT : 0;
+    hs[PT_HS_FLAGS] = (split ? PT_HS_FLAG_SPLIT : 0) | (cut ? PT_HS_FLAG_CUT : 0);
     hs[PT_HS_POLICY] = req->settings.policy;
     /* Local: an eager message the receiver's init-time receive will match. */
     int rc = PMPI_Isend(hs, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
@@ -178,9 +206,7 @@ int pt_issue_group(pt_request *req, int g)
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
     int expected = PT_GROUP_OPEN;
-    if (s->pieces > 1)
-        rc = PMPI_Startall(s->pieces, &s->treq[g * s->pieces]);
-    else if (!s->split)
+    if (!s->split)
         rc = PMPI_Start(&s->treq[g]);
     else if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE)) {
         pt_timer_group_closed(req);
@@ -226,6 +252,28 @@ static inline int group_chunk_done(pt_group *g, int serial)
     return atomic_fetch_sub_explicit(&g->remaining, 1, memory_order_acq_rel) == 1;
 }
 
+/* Mark partition p of a cut plan: one exchange on its state (which catches
+ * a partition marked twice), then one decrement per message it has bytes
+ * in; the thread that completes a message sends it. */
+static int mark_cut(pt_request *req, int p)
+{
+    pt_send_side *s = &req->u.s;
+    unsigned char was;
+    if (req->serial) {
+        was = atomic_load_explicit(&s->part[p], memory_order_relaxed);
+        atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_relaxed);
+    } else {
+        was = atomic_exchange_explicit(&s->part[p], PT_PART_READY, memory_order_relaxed);
+    }
+    if (was != PT_PART_IDLE)
+        return pt_error(req->comm, PT_E_PREADY_TWICE);
+    int rc = MPI_SUCCESS;
+    for (int j = s->msg_lo[p]; j <= s->msg_hi[p] && rc == MPI_SUCCESS; j++)
+        if (group_chunk_done(&s->groups[j], req->serial))
+            rc = pt_issue_group(req, j);
+    return rc;
+}
+
 /* Mark one partition: one atomic add on its chunk; the thread that
  * completes a chunk counts it off its group, the one that completes the
  * group sends it. */
@@ -235,6 +283,8 @@ static inline int mark(pt_request *req, int p)
     if (p < 0 || p >= req->partitions)
         return pt_error(req->comm, PT_E_PARTITION_RANGE);
     if (s->part) {
+        if (s->cut)
+            return mark_cut(req, p);
         /* Timer: the state must be READY before the bit is visible, so that
          * whoever completes the group finds every partition claimable. */
         if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
@@ -319,7 +369,7 @@ static int test_in_order(pt_request *req, int all_issued, int *rc)
     *rc = MPI_SUCCESS;
     while (s->completed_upto < s->nmsg &&
            (all_issued ||
-            atomic_load_explicit(&s->groups[s->completed_upto / s->pieces].issued, memory_order_acquire))) {
+            atomic_load_explicit(&s->groups[s->completed_upto].issued, memory_order_acquire))) {
         int flag = 0;
         int err = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS) {
@@ -378,6 +428,8 @@ void pt_send_destroy(pt_request *req)
     free(s->groups);
     free(s->chunks);
     free(s->slot);
+    free(s->msg_lo);
+    free(s->msg_hi);
     free(s->treq);
     free((void *)s->part);
 }
@@ -388,7 +440,7 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
     if (!req)
         return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
     if (req->is_send) {
-        *transport_parts = req->proc_null ? 0 : req->u.s.ntrans * req->u.s.pieces;
+        *transport_parts = req->proc_null ? 0 : req->u.s.ntrans;
         if (policy)
             *policy = pt_policy_name(req->settings.policy);
     } else {

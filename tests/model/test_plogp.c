@@ -165,7 +165,8 @@ static void optimal_transport_choices(void)
     /* Bad arguments. */
     CHECK(ptm_optimal_transport_ready(&p, 100, 0, NULL, 0, NULL) == 0);
     CHECK(ptm_optimal_transport(&p, 100, 0, 0.0) == 1);
-    CHECK(ptm_grouped_us(&p, 100, 4, 5, NULL, NULL) < 0);
+    CHECK(ptm_grouped_us(&p, 3, 4, 5, NULL, NULL) < 0); /* more messages than bytes */
+    CHECK(ptm_cut_us(&p, 100, 4, 0, NULL, NULL) < 0);
     CHECK(ptm_pattern_ready(PTM_LAGGARD, 4, -1.0, ready) == -1);
     size_t k = 10;
     double nan_ready = NAN;
@@ -199,19 +200,35 @@ static void cut_partitions(void)
     CHECK_NEAR(ptm_grouped_us(&p, 2002, 2, 4, ready, arrival), expect, 1e-12);
     CHECK_NEAR(arrival[0], parr[1], 1e-12); /* a partition is usable when its last piece is */
     CHECK_NEAR(arrival[1], parr[3], 1e-12);
-    /* A count above the partitions must be a multiple of them. */
-    CHECK(ptm_grouped_us(&p, 2002, 2, 5, NULL, NULL) < 0);
+    /* Five pieces of 2002 bytes straddle the boundary at 1001: [0,400) [400,800)
+     * [800,1201) [1201,1601) [1601,2002). The third holds bytes of both partitions,
+     * so it waits for the second; the first partition is usable with it. */
+    size_t sbytes[5] = { 400, 400, 401, 400, 401 };
+    double sready[5] = { 0.0, 0.0, 100.0, 100.0, 100.0 }, sarr[5];
+    expect = ptm_arrivals_us(&p, 5, sbytes, sready, sarr);
+    CHECK_NEAR(ptm_grouped_us(&p, 2002, 2, 5, ready, arrival), expect, 1e-12);
+    CHECK_NEAR(arrival[0], sarr[2], 1e-12);
+    CHECK_NEAR(arrival[1], fmax(sarr[2], fmax(sarr[3], sarr[4])), 1e-12);
+    /* Fewer pieces than partitions: the cut, not the groups. */
+    CHECK_NEAR(ptm_cut_us(&p, 2002, 2, 2, ready, NULL), ptm_grouped_us(&p, 2002, 2, 2, ready, NULL), 1e-12);
+    CHECK(ptm_cut_us(&p, 3000, 3, 2, NULL, NULL) >= 0);
 
     /* Below the protocol switch pieces win; the grouped search never cuts. */
     eager_and_rendezvous(&p);
+    int cut = -1;
     CHECK(ptm_optimal_transport(&p, 8192, 1, 0.0) == 1);
-    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 1) == 1);
-    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 64) == 2);     /* two eager 4 KiB pieces */
-    CHECK(ptm_optimal_layout(&p, 32768, 4, 0.0, 64) == 8);    /* 8 KiB partitions in 4 KiB pieces */
+    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 1, &cut) == 1 && cut == 0);
+    CHECK(ptm_optimal_layout(&p, 8192, 1, 0.0, 64, &cut) == 2 && cut == 1); /* two eager 4 KiB pieces */
+    CHECK(ptm_optimal_layout(&p, 32768, 4, 0.0, 64, NULL) == 8);             /* 8 KiB partitions in 4 KiB pieces */
+    /* Three partitions of 6000 bytes: pieces of whole partitions are 6000 or 3000
+     * bytes; the fewest eager ones straddle them, 5 of 3600. Not without cutting. */
+    CHECK(ptm_optimal_layout(&p, 18000, 3, 0.0, 16, &cut) == 5 && cut == 1);
+    int n = ptm_optimal_layout(&p, 18000, 3, 0.0, 1, &cut);
+    CHECK(cut == 0 && n >= 1 && n <= 3);
     /* No piece below PTM_MIN_PIECE_BYTES, no cut layout above PTM_MAX_CUT_MESSAGES. */
-    int n = ptm_optimal_layout(&p, 1024, 1, 0.0, 64);
+    n = ptm_optimal_layout(&p, 1024, 1, 0.0, 64, NULL);
     CHECK(n == 1 || 1024 / n >= PTM_MIN_PIECE_BYTES);
-    CHECK(ptm_optimal_layout(&p, 1 << 20, 1, 0.0, 1024) <= PTM_MAX_CUT_MESSAGES);
+    CHECK(ptm_optimal_layout(&p, 1 << 20, 1, 0.0, 1024, NULL) <= PTM_MAX_CUT_MESSAGES);
     /* The eager cap: 512 partitions of 1 MiB never go as 256 messages of 4 KiB, though
      * LogGP alone would pick that with these parameters. */
     double t256 = ptm_grouped_us(&p, 1 << 20, 512, 256, NULL, NULL), t1 = ptm_grouped_us(&p, 1 << 20, 512, 1, NULL, NULL);
@@ -254,6 +271,13 @@ static void defaults_are_valid(void)
     /* The paper's power-of-two search does not see them. */
     int pow2 = ptm_optimal_transport_ready(&p, 65536, 512, NULL, 1, NULL);
     CHECK(pow2 > 0 && (pow2 & (pow2 - 1)) == 0);
+    /* MPICH's set (eager up to 8112 bytes): 64 KiB in 8 partitions of 8 KiB. The
+     * partitions alone are rendezvous messages and their halves 16 messages; the
+     * model cuts the buffer in the fewest eager pieces, which straddle partitions. */
+    ptm_params_default(&p);
+    int cut = 0;
+    n = ptm_optimal_layout(&p, 65536, 8, 0.0, PTM_MAX_CUT_MESSAGES, &cut);
+    CHECK(cut == 1 && n % 8 != 0 && (65536 + n - 1) / n <= (int)p.seg[0].max_bytes);
 }
 
 int main(void)

@@ -34,8 +34,9 @@ POLICIES = {
     "model": {"PARTITA_POLICY": "model"},
     "timer": {"PARTITA_POLICY": "timer"},
     "fixed2": {"PARTITA_POLICY": "fixed", "PARTITA_TRANSPORT_PARTS": "2"},
-    # partitions cut into pieces (64 / P each, at most one per byte): the model's small-message layout.
-    "cut": {"PARTITA_POLICY": "fixed", "PARTITA_TRANSPORT_PARTS": "64"},
+    # the buffer cut into 61 byte-balanced pieces (at most one per byte) that straddle partition
+    # boundaries (61 is prime): the model's small-message layout.
+    "cut": {"PARTITA_POLICY": "fixed", "PARTITA_TRANSPORT_PARTS": "61"},
     "table": {"PARTITA_POLICY": "table"},
     # timer with a tiny delta: partial groups are flushed almost every time.
     "timer-1us": {"PARTITA_POLICY": "timer", "PARTITA_DELTA_US": "1"},

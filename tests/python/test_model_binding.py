@@ -57,7 +57,7 @@ def test_optimal_transport(params):
 
 def test_bad_model_arguments(params):
     with pytest.raises(ValueError):
-        params.grouped_us(100, 4, 5)
+        params.grouped_us(3, 4, 5)  # more messages than bytes
     with pytest.raises(ValueError):
         params.pattern_ready("sideways", 4, 1.0)
     with pytest.raises(ValueError):
@@ -109,7 +109,7 @@ def test_tuning_table(tmp_path, lib):
 
 
 def test_table1_ranges():
-    rows = [Choice(1 << s, t, 0, 0, 0, t) for s, t in [(10, 1), (11, 1), (12, 2), (13, 4), (14, 4)]]
+    rows = [Choice(1 << s, t, 0, 0, 0, t, False) for s, t in [(10, 1), (11, 1), (12, 2), (13, 4), (14, 4)]]
     assert table1_ranges(rows) == [("<= 2KiB", 1), ("4KiB", 2), (">= 8KiB", 4)]
     assert pow2_counts(12) == [1, 2, 4]
 
@@ -131,6 +131,9 @@ def test_optimal_layout_cuts_below_the_eager_limit(lib):
     """The library's layout search may cut partitions; the paper's grouped search never does."""
     p = Params.default(lib)
     assert p.optimal_transport(8192, 1, 0.0) == 1
-    n = p.optimal_layout(8192, 1, 0.0)
-    assert n > 1 and 8192 // n >= 512          # pieces, none below PTM_MIN_PIECE_BYTES
-    assert p.optimal_layout(1 << 20, 1, 0.0) == 1  # far above the switch one message wins
+    n, cut = p.optimal_layout(16384, 1, 0.0)
+    assert n > 1 and cut and 16384 // n >= 512   # pieces, none below PTM_MIN_PIECE_BYTES
+    assert p.optimal_layout(1 << 20, 1, 0.0) == (1, False)  # far above the switch one message wins
+    # 8 partitions of 8 KiB: the fewest eager pieces straddle partition boundaries.
+    n, cut = p.optimal_layout(65536, 8, 0.0)
+    assert cut and n % 8 != 0 and -(-65536 // n) <= p.segments[0].max_bytes

@@ -85,7 +85,7 @@ class Library:
             "ptm_pattern_ready": (i32, [i32, i32, dbl, dptr]),
             "ptm_grouped_us": (dbl, [P, sz, i32, i32, dptr, dptr]),
             "ptm_optimal_transport": (i32, [P, sz, i32, dbl]),
-            "ptm_optimal_layout": (i32, [P, sz, i32, dbl, i32]),
+            "ptm_optimal_layout": (i32, [P, sz, i32, dbl, i32, ctypes.POINTER(i32)]),
             "ptm_optimal_transport_ready": (i32, [P, sz, i32, dptr, i32, dptr]),
             "ptm_default_delta_us": (dbl, [P, sz]),
             "ptm_fit_line": (i32, [sz, dptr, dptr, dptr, dptr, dptr, dptr]),
@@ -230,11 +230,14 @@ class Params:
     def optimal_transport(self, total_bytes: int, user_parts: int, delay_us: float) -> int:
         return self._lib.dll.ptm_optimal_transport(ctypes.byref(self._raw), total_bytes, user_parts, delay_us)
 
-    def optimal_layout(self, total_bytes: int, user_parts: int, delay_us: float) -> int:
-        """Messages libpartita's model policy uses: groups, or (a multiple of
-        user_parts) every partition cut into pieces; the model caps the pieces."""
-        return self._lib.dll.ptm_optimal_layout(ctypes.byref(self._raw), total_bytes, user_parts, delay_us,
-                                                PTM_ANY_PIECES)
+    def optimal_layout(self, total_bytes: int, user_parts: int, delay_us: float) -> tuple[int, bool]:
+        """Messages libpartita's model policy uses for a contiguous buffer, and
+        whether they cut it (byte-balanced pieces, which may straddle partition
+        boundaries) rather than group whole partitions; the model caps the pieces."""
+        cut = ctypes.c_int()
+        n = self._lib.dll.ptm_optimal_layout(ctypes.byref(self._raw), total_bytes, user_parts, delay_us,
+                                             PTM_ANY_PIECES, ctypes.byref(cut))
+        return n, bool(cut.value)
 
     def optimal_transport_ready(self, total_bytes: int, user_parts: int, user_ready: Sequence[float] | None,
                                 pow2_only: bool = False) -> tuple[int, float]:

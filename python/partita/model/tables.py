@@ -17,7 +17,8 @@ class Choice:
     time_us: float
     bulk_us: float      # one message after the last partition is ready
     fine_us: float      # one message per user partition
-    library: int        # messages libpartita's model policy uses (laggard at the delay; may cut partitions)
+    library: int        # messages libpartita's model policy uses (laggard at the delay)
+    library_cut: bool   # ... cutting the buffer in byte-balanced pieces rather than grouping partitions
 
 
 def pow2_counts(user_parts: int) -> list[int]:
@@ -35,9 +36,9 @@ def optimal_choices(params: Params, sizes: list[int], user_parts: int, pattern: 
     rows = []
     for m in sizes:
         t, best = params.optimal_transport_ready(m, user_parts, ready, pow2_only=True)
+        layout, cut = params.optimal_layout(m, user_parts, delay_us if pattern == "laggard" else 0.0)
         rows.append(Choice(m, t, best, params.grouped_us(m, user_parts, 1, ready),
-                           params.grouped_us(m, user_parts, user_parts, ready),
-                           params.optimal_layout(m, user_parts, delay_us if pattern == "laggard" else 0.0)))
+                           params.grouped_us(m, user_parts, user_parts, ready), layout, cut))
     return rows
 
 
@@ -67,7 +68,10 @@ def format_choices(rows: list[Choice], user_parts: int) -> list[str]:
     for r in rows:
         gain = (r.bulk_us - r.time_us) / r.bulk_us * 100
         lines.append(f"{fmt_bytes(r.bytes):>10} {r.transport:>9} {r.time_us:11.2f} {r.bulk_us:10.2f} "
-                     f"{r.fine_us:14.2f} {gain:11.1f}% {r.library:>10}")
+                     f"{r.fine_us:14.2f} {gain:11.1f}% {str(r.library) + (' cut' if r.library_cut else ''):>10}")
+    if any(r.library_cut for r in rows):
+        lines.append("libpartita: `cut` = the buffer cut in that many byte-balanced messages, "
+                     "not groups of whole partitions")
     return lines
 
 

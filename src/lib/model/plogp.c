@@ -97,15 +97,35 @@ static size_t partition_bytes(size_t total, size_t U, size_t u)
     return u == U - 1 ? total - part * (U - 1) : part;
 }
 
-double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
-                      const double *user_ready, double *user_arrival_us)
+/* Transport message i of T: its bytes [*a, *b) of the buffer and the user
+ * partitions [*lo, *hi] it holds bytes of (of U, each total/U bytes, the last
+ * taking the remainder). Groups (cut = 0, T <= U): whole partitions
+ * (ptm_group_first). Cut: T byte-balanced pieces of the buffer
+ * (ptm_piece_offset), which may straddle partition boundaries. */
+static void message_span(size_t total, size_t U, size_t T, int cut, size_t i, size_t *a, size_t *b, size_t *lo,
+                         size_t *hi)
 {
-    if (!p || user_parts < 1 || transport < 1 || (transport > user_parts && transport % user_parts != 0))
+    size_t part = total / U;
+    if (!cut) {
+        *lo = (size_t)ptm_group_first((int)U, (int)T, (int)i);
+        *hi = (size_t)ptm_group_first((int)U, (int)T, (int)i + 1) - 1;
+        *a = *lo * part;
+        *b = *hi == U - 1 ? total : (*hi + 1) * part;
+        return;
+    }
+    *a = ptm_piece_offset(total, T, i);
+    *b = ptm_piece_offset(total, T, i + 1);
+    *lo = *a / part < U ? *a / part : U - 1;
+    *hi = (*b - 1) / part < U ? (*b - 1) / part : U - 1;
+}
+
+static double layout_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport, int cut,
+                        const double *user_ready, double *user_arrival_us)
+{
+    if (!p || user_parts < 1 || transport < 1 || (!cut && transport > user_parts) ||
+        (cut && ((size_t)transport > total_bytes || total_bytes / (size_t)user_parts == 0)))
         return -1.0;
-    size_t T = (size_t)transport, U = (size_t)user_parts;
-    /* More messages than partitions: each partition is cut into k pieces
-     * (ptm_piece_offset), each ready with its partition. */
-    size_t k = T > U ? T / U : 1;
+    size_t T = (size_t)transport, U = (size_t)user_parts, a, b, lo, hi;
     size_t *bytes = malloc(T * sizeof *bytes);
     double *ready = malloc(T * sizeof *ready);
     double *arrival = malloc(T * sizeof *arrival);
@@ -113,30 +133,19 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
     if (!bytes || !ready || !arrival)
         goto out;
     for (size_t i = 0; i < T; i++) {
-        bytes[i] = 0;
-        ready[i] = 0;
-        if (k > 1) {
-            size_t u = i / k, pb = partition_bytes(total_bytes, U, u);
-            bytes[i] = ptm_piece_offset(pb, k, i % k + 1) - ptm_piece_offset(pb, k, i % k);
-            ready[i] = user_ready ? user_ready[u] : 0;
-            continue;
-        }
-        size_t lo = (size_t)ptm_group_first(user_parts, transport, (int)i);
-        size_t hi = (size_t)ptm_group_first(user_parts, transport, (int)i + 1);
-        for (size_t u = lo; u < hi; u++) {
-            bytes[i] += partition_bytes(total_bytes, U, u);
-            if (user_ready)
-                ready[i] = u == lo ? user_ready[u] : fmax(ready[i], user_ready[u]);
-        }
+        message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
+        bytes[i] = b - a;
+        ready[i] = user_ready ? user_ready[lo] : 0;
+        for (size_t u = lo + 1; user_ready && u <= hi; u++) /* ready when every partition it holds bytes of is */
+            ready[i] = fmax(ready[i], user_ready[u]);
     }
     result = ptm_arrivals_us(p, T, bytes, ready, arrival);
     if (result >= 0 && user_arrival_us) {
         for (size_t u = 0; u < U; u++)
-            user_arrival_us[u] = 0;
+            user_arrival_us[u] = -INFINITY; /* every partition is in some message */
         for (size_t i = 0; i < T; i++) {
-            size_t lo = k > 1 ? i / k : (size_t)ptm_group_first(user_parts, transport, (int)i);
-            size_t hi = k > 1 ? lo + 1 : (size_t)ptm_group_first(user_parts, transport, (int)i + 1);
-            for (size_t u = lo; u < hi; u++) /* a partition is usable when its last piece is */
+            message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
+            for (size_t u = lo; u <= hi; u++) /* a partition is usable when its last byte is */
                 user_arrival_us[u] = fmax(user_arrival_us[u], arrival[i]);
         }
     }
@@ -147,10 +156,27 @@ out:
     return result;
 }
 
-size_t ptm_piece_offset(size_t part_bytes, size_t pieces, size_t i)
+double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
+                      const double *user_ready, double *user_arrival_us)
 {
-    /* Balanced like the groups: piece sizes differ by at most one byte. */
-    return pieces ? (size_t)((unsigned long long)part_bytes * i / pieces) : 0;
+    /* more messages than partitions: the buffer is cut */
+    return layout_us(p, total_bytes, user_parts, transport, transport > user_parts, user_ready, user_arrival_us);
+}
+
+double ptm_cut_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
+                  const double *user_ready, double *user_arrival_us)
+{
+    return layout_us(p, total_bytes, user_parts, transport, 1, user_ready, user_arrival_us);
+}
+
+size_t ptm_piece_offset(size_t bytes, size_t pieces, size_t i)
+{
+    /* Balanced like the groups: piece sizes differ by at most one byte.
+     * floor(bytes * i / pieces) without the product overflowing. */
+    if (!pieces)
+        return 0;
+    size_t q = bytes / pieces, r = bytes % pieces;
+    return q * i + r * i / pieces;
 }
 
 /* The candidate after t: the next divisor of U (power of two if pow2_only),
@@ -187,54 +213,90 @@ static long long eager_fit_groups(const ptm_params *p, size_t total_bytes, int U
     return (long long)(((size_t)U + per - 1) / per);
 }
 
+/* The fewest byte-balanced pieces of the whole buffer that all stay in the
+ * eager segment, when they straddle partition boundaries (otherwise they are
+ * groups or cut partitions, candidates already), or 0. MPICH (eager up to
+ * 8112 bytes) moves 64 KiB in 8 partitions of 8 KiB best as 9 pieces of
+ * 7282 bytes: the partitions alone are rendezvous messages and halves of
+ * them 16 eager messages. */
+static long long eager_cut_messages(const ptm_params *p, size_t total_bytes, int U, int max_pieces, long long fit)
+{
+    if (p->nseg < 2 || max_pieces < 2 || p->seg[0].max_bytes == 0)
+        return 0;
+    size_t n = (total_bytes + p->seg[0].max_bytes - 1) / p->seg[0].max_bytes;
+    if (n < 2 || n > PTM_MAX_CUT_MESSAGES || total_bytes / n < PTM_MIN_PIECE_BYTES || (long long)n == fit)
+        return 0;
+    int aligned = n <= (size_t)U ? (size_t)U % n == 0 : n % (size_t)U == 0;
+    return aligned ? 0 : (long long)n;
+}
+
+typedef struct {
+    int count;
+    int cut; /* byte-balanced pieces of the buffer (ptm_cut_us), not groups */
+} layout;
+
+static void insert_sorted(layout *c, int *nc, layout x)
+{
+    int i = (*nc)++;
+    for (; i > 0 && (c[i - 1].count > x.count || (c[i - 1].count == x.count && c[i - 1].cut > x.cut)); i--)
+        c[i] = c[i - 1];
+    c[i] = x;
+}
+
 /* Candidates: the divisors of user_parts (pow2_only: the power-of-two ones),
- * the eager fit (eager_fit_groups; not with pow2_only, the paper's search),
  * then user_parts * k for k = 2..max_pieces while a piece keeps at least
  * PTM_MIN_PIECE_BYTES and there are at most PTM_MAX_CUT_MESSAGES messages;
- * layouts with too many eager messages are left out (one count is always
- * tried, so there is an answer). Counts are tried in increasing order. */
+ * not with pow2_only (the paper's search), the eager fit (eager_fit_groups)
+ * and, when max_pieces > 1, the eager cut (eager_cut_messages). Layouts with
+ * too many eager messages are left out (one is always tried, so there is an
+ * answer). Counts are tried in increasing order, groups before a cut. */
 static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
-                          int pow2_only, int max_pieces, double *best_us)
+                          int pow2_only, int max_pieces, double *best_us, int *cut)
 {
     if (!p || user_parts < 1)
         return 0;
+    enum { MAXC = 128 };
+    layout cand[MAXC];
+    int nc = 0;
+    size_t smallest = total_bytes / (size_t)user_parts;
+    for (long long t = 1; nc < MAXC - 2 && t <= (long long)user_parts * max_pieces;
+         t = next_candidate(t, user_parts, pow2_only)) {
+        if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
+            break;
+        cand[nc++] = (layout){ (int)t, t > user_parts };
+    }
+    long long fit = pow2_only ? 0 : eager_fit_groups(p, total_bytes, user_parts);
+    long long straddled = pow2_only ? 0 : eager_cut_messages(p, total_bytes, user_parts, max_pieces, fit);
+    if (fit > 0 && fit < user_parts && user_parts % fit != 0)
+        insert_sorted(cand, &nc, (layout){ (int)fit, 0 });
+    if (straddled > 0)
+        insert_sorted(cand, &nc, (layout){ (int)straddled, 1 });
     double last_ready = 0;
     for (int u = 0; user_ready && u < user_parts; u++)
         last_ready = fmax(last_ready, user_ready[u]);
     /* Modelled time of every candidate, then the fewest messages whose exposed time
      * (after the last Pready) is within PTM_TIE_TOLERANCE of the best: the model
      * leaves out per-message CPU costs, so a tiny modelled gain is no gain. */
-    enum { MAXC = 128 };
     double times[MAXC];
-    int counts[MAXC], nc = 0;
+    int tried[MAXC], nt = 0;
     double best_exposed = INFINITY;
-    size_t smallest = total_bytes / (size_t)user_parts;
-    long long fit = pow2_only ? 0 : eager_fit_groups(p, total_bytes, user_parts);
-    for (long long next = 1, t; nc < MAXC && next <= (long long)user_parts * max_pieces;) {
-        if (fit > 0 && fit < next) {
-            t = fit; /* between two divisors: tried in its place */
-        } else {
-            t = next;
-            next = next_candidate(next, user_parts, pow2_only);
-        }
-        if (t >= fit)
-            fit = 0;
-        if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
-            break;
-        if (ptm_too_many_eager(p, total_bytes, t) && nc > 0)
+    for (int c = 0; c < nc; c++) {
+        if (ptm_too_many_eager(p, total_bytes, cand[c].count) && nt > 0)
             continue;
-        double time = ptm_grouped_us(p, total_bytes, user_parts, (int)t, user_ready, NULL);
+        double time = layout_us(p, total_bytes, user_parts, cand[c].count, cand[c].cut, user_ready, NULL);
         if (time < 0)
             return 0;
-        times[nc] = time;
-        counts[nc++] = (int)t;
+        times[nt] = time;
+        tried[nt++] = c;
         best_exposed = fmin(best_exposed, time - last_ready);
     }
-    for (int c = 0; c < nc; c++) {
-        if (times[c] - last_ready <= best_exposed * (1 + PTM_TIE_TOLERANCE) + 1e-12) {
+    for (int k = 0; k < nt; k++) {
+        if (times[k] - last_ready <= best_exposed * (1 + PTM_TIE_TOLERANCE) + 1e-12) {
             if (best_us)
-                *best_us = times[c];
-            return counts[c];
+                *best_us = times[k];
+            if (cut)
+                *cut = cand[tried[k]].cut;
+            return cand[tried[k]].count;
         }
     }
     return 0;
@@ -243,11 +305,14 @@ static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_part
 int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
                                 const double *user_ready, int pow2_only, double *best_us)
 {
-    return optimal_layout(p, total_bytes, user_parts, user_ready, pow2_only, 1, best_us);
+    return optimal_layout(p, total_bytes, user_parts, user_ready, pow2_only, 1, best_us, NULL);
 }
 
-int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces)
+int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
+                       int *cut)
 {
+    if (cut)
+        *cut = 0;
     if (!p || user_parts < 1)
         return 1;
     if (!isfinite(delay_us) || delay_us < 0)
@@ -257,7 +322,7 @@ int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, 
     if (!ready)
         return 1;
     ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
-    int best = optimal_layout(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, NULL);
+    int best = optimal_layout(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, NULL, cut);
     if (ready != local)
         free(ready);
     return best > 0 ? best : 1;
@@ -265,7 +330,7 @@ int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, 
 
 int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us)
 {
-    return ptm_optimal_layout(p, total_bytes, user_parts, delay_us, 1);
+    return ptm_optimal_layout(p, total_bytes, user_parts, delay_us, 1, NULL);
 }
 
 double ptm_default_delta_us(const ptm_params *p, size_t group_bytes)
