@@ -254,8 +254,9 @@ static inline int group_chunk_done(pt_group *g, int serial)
 
 /* Mark partition p of a cut plan: one exchange on its state (which catches
  * a partition marked twice), then one decrement per message it has bytes
- * in; the thread that completes a message sends it. */
-static int mark_cut(pt_request *req, int p)
+ * in; the thread that completes a message sends it. Kept out of line: inlined,
+ * its loop made every MPI_Pready save and restore four registers. */
+__attribute__((noinline)) static int mark_cut(pt_request *req, int p)
 {
     pt_send_side *s = &req->u.s;
     unsigned char was;
