@@ -65,7 +65,7 @@ typedef struct pt_send_side {
     int ntrans;              /* transport messages: groups of consecutive partitions, or the cut's pieces */
     int cut;                 /* the buffer is cut in byte-balanced pieces (PT_HS_FLAG_CUT) */
     int nmsg;                /* transport messages that exist (ntrans once set up) */
-    int *bound;              /* ntrans+1: first user partition of each message */
+    int *bound;              /* ntrans+1 group boundaries in user partitions (groups only) */
     pt_group *groups;        /* ntrans, cache-line aligned */
     pt_chunk *chunks;        /* nchunks, cache-line aligned (groups only) */
     int nchunks;

@@ -82,13 +82,11 @@ static int build_cut(pt_request *req)
         size_t b = pt_plan_message_offset(req->part_bytes, P, N, 1, j + 1);
         int lo = (int)(a / req->part_bytes), hi = (int)((b - 1) / req->part_bytes);
         s->groups[j].nchunks = hi - lo + 1;
-        s->bound[j] = lo;
         for (; p <= hi; p++)
             s->msg_lo[p] = j;
         for (int q = lo; q <= hi; q++)
             s->msg_hi[q] = j;
     }
-    s->bound[N] = P;
     return 0;
 }
 
