@@ -13,6 +13,8 @@
 
 _Atomic(pt_table *) pt_table_current;
 atomic_int pt_table_live;
+_Atomic uintptr_t pt_table_epoch;
+_Thread_local pt_table_hint pt_table_last __attribute__((tls_model("initial-exec")));
 static pt_table *retired;
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 
@@ -108,6 +110,7 @@ void pt_table_remove(MPI_Request handle)
         atomic_store_explicit(&t->vals[i], NULL, memory_order_relaxed);
         atomic_store_explicit(&t->keys[i], PT_KEY_TOMB, memory_order_release);
         atomic_fetch_sub(&pt_table_live, 1);
+        atomic_fetch_add_explicit(&pt_table_epoch, 1, memory_order_release);
     }
     pthread_mutex_unlock(&writer);
 }

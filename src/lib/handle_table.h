@@ -42,12 +42,12 @@ static inline size_t pt_table_slot(uintptr_t k, unsigned bits)
     return (size_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
-static inline struct pt_request *pt_table_find(MPI_Request handle)
+/* The table lookup, without the per-thread hint. */
+static inline struct pt_request *pt_table_probe(uintptr_t k)
 {
     if (atomic_load_explicit(&pt_table_live, memory_order_relaxed) == 0)
         return NULL;
     pt_table *t = atomic_load_explicit(&pt_table_current, memory_order_acquire);
-    uintptr_t k = pt_table_key(handle);
     if (!t || k == PT_KEY_EMPTY || k == PT_KEY_TOMB)
         return NULL;
     size_t mask = ((size_t)1 << t->bits) - 1;
@@ -58,6 +58,36 @@ static inline struct pt_request *pt_table_find(MPI_Request handle)
         if (cur == PT_KEY_EMPTY)
             return NULL;
     }
+}
+
+/* Each thread remembers its last hit: a program marks or polls one request
+ * many times in a row, and the hint is two thread-local loads and one shared
+ * one against the probe's seven loads and a multiply. A removal moves
+ * pt_table_epoch on, which voids every thread's hint: a handle the MPI
+ * library reuses after a free can then never find the old request. */
+typedef struct pt_table_hint {
+    uintptr_t key; /* PT_KEY_EMPTY: no hint */
+    uintptr_t epoch;
+    struct pt_request *val;
+} pt_table_hint;
+
+extern _Thread_local pt_table_hint pt_table_last __attribute__((tls_model("initial-exec")));
+extern _Atomic uintptr_t pt_table_epoch;
+
+static inline struct pt_request *pt_table_find(MPI_Request handle)
+{
+    uintptr_t k = pt_table_key(handle);
+    pt_table_hint *h = &pt_table_last;
+    uintptr_t epoch = atomic_load_explicit(&pt_table_epoch, memory_order_acquire);
+    if (h->key == k && h->epoch == epoch)
+        return h->val;
+    struct pt_request *v = pt_table_probe(k);
+    if (v) {
+        h->key = k;
+        h->epoch = epoch;
+        h->val = v;
+    }
+    return v;
 }
 
 #endif

@@ -84,8 +84,19 @@ int main(int argc, char **argv)
         OK(MPI_Pready(p, s));
     MPI_Request both[2] = { s, r };
     OK(MPI_Waitall(2, both, MPI_STATUSES_IGNORE));
+    MPI_Request freed = s;
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));
+
+    /* MPI may give a freed handle to the next request: an ordinary one made
+     * right after a free (MPICH reuses the handle) is not partitioned, even
+     * to a thread that has just looked the freed one up. */
+    MPI_Request later;
+    OK(MPI_Send_init(&y, 1, MPI_INT, 0, 98, c, &later));
+    CHECK(!ptest_is_partita(later), "an MPI_Send_init request made after a free is taken for partita's (%s handle)",
+          later == freed ? "reused" : "new");
+    expect(MPI_Pready(0, later), MPI_ERR_REQUEST, "Pready on an MPI_Send_init request made after a free");
+    OK(MPI_Request_free(&later));
 
     /* The sender sends more than the receive holds: MPI_ERR_TRUNCATE at completion. */
     OK(MPI_Precv_init(rbuf, 2, 1, MPI_DOUBLE, 0, 1, c, MPI_INFO_NULL, &r));
