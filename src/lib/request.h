@@ -14,17 +14,19 @@
 
 #define PT_CACHE_LINE 64
 
-/* Sender: one transport message (a group of consecutive user partitions).
- * Its partitions are counted in chunks of up to 64 (pt_chunk); `remaining`
- * counts the chunks still incomplete and is touched only when a chunk
- * completes. Each group and each chunk has its own cache line. In a cut
- * plan, a group is one piece of the buffer and `remaining` counts the
- * partitions it holds bytes of (nchunks: their number). */
+/* Sender: one transport message, which waits for the user partitions it
+ * holds bytes of: a group of consecutive partitions, or one piece of a cut
+ * plan, whose first and last partitions may be shared with the neighbouring
+ * pieces. Its partitions are counted in chunks of up to 64 (pt_chunk);
+ * `remaining` counts the chunks still incomplete and is touched only when a
+ * chunk completes. Each group and each chunk has its own cache line. */
 typedef struct pt_group {
-    _Alignas(PT_CACHE_LINE) atomic_int remaining; /* chunks (cut: partitions) not yet complete this round */
+    _Alignas(PT_CACHE_LINE) atomic_int remaining; /* chunks not yet complete this round */
     atomic_int state;                             /* timer: PT_GROUP_OPEN/WHOLE/SPLIT */
     atomic_int issued;                            /* 1 once this round's message is started */
     int nchunks;
+    int first_chunk;                              /* its chunks are first_chunk .. first_chunk+nchunks-1 */
+    int first;                                    /* the first user partition it waits for */
     atomic_int seen_marked;                       /* timer: partitions marked at the last check */
     _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
 } pt_group;
@@ -37,6 +39,13 @@ typedef struct pt_chunk {
     uint64_t full;
     int group;
 } pt_chunk;
+
+/* A user partition's slot: its chunk (in the first message it has bytes in)
+ * << 7 | PT_SLOT_MORE if it also has bytes in the next message(s) (a cut
+ * plan's boundary) | its bit in the chunk. */
+#define PT_SLOT_CHUNK_SHIFT 7
+#define PT_SLOT_MORE 64u
+#define PT_SLOT_BIT 63u
 
 enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2 };
 
@@ -67,12 +76,11 @@ typedef struct pt_send_side {
     int nmsg;                /* transport messages that exist (ntrans once set up) */
     int *bound;              /* ntrans+1 group boundaries in user partitions (groups only) */
     pt_group *groups;        /* ntrans, cache-line aligned */
-    pt_chunk *chunks;        /* nchunks, cache-line aligned (groups only) */
+    pt_chunk *chunks;        /* nchunks, cache-line aligned */
     int nchunks;
-    uint32_t *slot;          /* user partition -> chunk << 6 | bit (groups only) */
-    int *msg_lo, *msg_hi;    /* cut only: per user partition, the messages it has bytes in */
+    uint32_t *slot;          /* per user partition: PT_SLOT_* */
     MPI_Request *treq;       /* persistent sends, one per message */
-    atomic_uchar *part;      /* timer, cut and MPI_PROC_NULL only: per user partition, PT_PART_* */
+    atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
     atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
     atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */

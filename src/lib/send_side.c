@@ -36,13 +36,33 @@ int pt_send_span_isend(pt_request *req, int first, int end, int tag, MPI_Request
     return PMPI_Isend(addr, (int)n, type, req->peer_world, tag, pt_data_comm(), out);
 }
 
-/* Chunks of up to 64 partitions per group, and each partition's slot. */
+/* User partitions [*first, *end) that message j holds bytes of. */
+static void message_parts(const pt_request *req, int j, int *first, int *end)
+{
+    const pt_send_side *s = &req->u.s;
+    if (!s->cut) {
+        *first = s->bound[j];
+        *end = s->bound[j + 1];
+        return;
+    }
+    size_t a = pt_plan_message_offset(req->part_bytes, req->partitions, s->ntrans, 1, j);
+    size_t b = pt_plan_message_offset(req->part_bytes, req->partitions, s->ntrans, 1, j + 1);
+    *first = (int)(a / req->part_bytes);
+    *end = (int)((b - 1) / req->part_bytes) + 1;
+}
+
+/* Chunks of up to 64 partitions per message, and each partition's slot. A
+ * partition that a cut shares with the next message(s) is the first one of
+ * each of those (bit 0 of its first chunk) and carries PT_SLOT_MORE. */
 static int build_chunks(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
-    int n = 0;
+    int n = 0, first, end;
     for (int j = 0; j < s->ntrans; j++) {
-        s->groups[j].nchunks = (s->bound[j + 1] - s->bound[j] + 63) / 64;
+        message_parts(req, j, &first, &end);
+        s->groups[j].first = first;
+        s->groups[j].first_chunk = n;
+        s->groups[j].nchunks = (end - first + 63) / 64;
         n += s->groups[j].nchunks;
     }
     s->nchunks = n;
@@ -51,41 +71,21 @@ static int build_chunks(pt_request *req)
     if (!s->chunks || !s->slot)
         return -1;
     memset(s->chunks, 0, (size_t)n * sizeof *s->chunks);
-    int c = 0;
+    int c = 0, slotted = 0; /* partitions [0, slotted) have their slot */
     for (int j = 0; j < s->ntrans; j++) {
-        for (int first = s->bound[j]; first < s->bound[j + 1]; first += 64, c++) {
-            int len = s->bound[j + 1] - first < 64 ? s->bound[j + 1] - first : 64;
+        message_parts(req, j, &first, &end);
+        for (int lo = first; lo < end; lo += 64, c++) {
+            int len = end - lo < 64 ? end - lo : 64;
             s->chunks[c].full = len == 64 ? ~(uint64_t)0 : (((uint64_t)1 << len) - 1);
             s->chunks[c].group = j;
-            for (int k = 0; k < len; k++)
-                s->slot[first + k] = (uint32_t)c << 6 | (uint32_t)k;
+            for (int k = 0; k < len; k++) {
+                if (lo + k < slotted) /* shared with the message before */
+                    s->slot[lo + k] |= PT_SLOT_MORE;
+                else
+                    s->slot[lo + k] = (uint32_t)c << PT_SLOT_CHUNK_SHIFT | (uint32_t)k;
+            }
         }
-    }
-    return 0;
-}
-
-/* A cut plan: message j is bytes [o_j, o_j+1) of the buffer; it waits for
- * every partition it holds bytes of (its group's `remaining` starts at that
- * count, groups[j].nchunks), and partition p, once ready, counts itself off
- * messages msg_lo[p]..msg_hi[p]. */
-static int build_cut(pt_request *req)
-{
-    pt_send_side *s = &req->u.s;
-    int P = req->partitions, N = s->ntrans;
-    s->msg_lo = malloc((size_t)P * sizeof *s->msg_lo);
-    s->msg_hi = malloc((size_t)P * sizeof *s->msg_hi);
-    s->part = calloc((size_t)P, sizeof *s->part);
-    if (!s->msg_lo || !s->msg_hi || !s->part)
-        return -1;
-    for (int j = 0, p = 0; j < N; j++) {
-        size_t a = pt_plan_message_offset(req->part_bytes, P, N, 1, j);
-        size_t b = pt_plan_message_offset(req->part_bytes, P, N, 1, j + 1);
-        int lo = (int)(a / req->part_bytes), hi = (int)((b - 1) / req->part_bytes);
-        s->groups[j].nchunks = hi - lo + 1;
-        for (; p <= hi; p++)
-            s->msg_lo[p] = j;
-        for (int q = lo; q <= hi; q++)
-            s->msg_hi[q] = j;
+        slotted = end;
     }
     return 0;
 }
@@ -114,7 +114,7 @@ int pt_send_init(pt_request *req)
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
     for (int j = 0; !cut && j <= N; j++)
         s->bound[j] = ptm_group_first(P, N, j);
-    if ((cut ? build_cut(req) : build_chunks(req)) != 0) {
+    if (build_chunks(req) != 0) {
         s->ntrans = 0;
         return pt_error(req->comm, PT_E_NO_MEM);
     }
@@ -250,26 +250,22 @@ static inline int group_chunk_done(pt_group *g, int serial)
     return atomic_fetch_sub_explicit(&g->remaining, 1, memory_order_acq_rel) == 1;
 }
 
-/* Mark partition p of a cut plan: one exchange on its state (which catches
- * a partition marked twice), then one decrement per message it has bytes
- * in; the thread that completes a message sends it. Kept out of line: inlined,
- * its loop made every MPI_Pready save and restore four registers. */
-__attribute__((noinline)) static int mark_cut(pt_request *req, int p)
+/* The rest of marking a partition that a cut shares between messages: its
+ * first message's chunk is set (`now` is the chunk's mask with its bit), and
+ * it is bit 0 of each later message it has bytes in. Out of line: only a few
+ * partitions of a cut are shared, and inlined its loop made every MPI_Pready
+ * save and restore registers. */
+__attribute__((noinline)) static int mark_shared(pt_request *req, int p, const pt_chunk *c, uint64_t now)
 {
     pt_send_side *s = &req->u.s;
-    unsigned char was;
-    if (req->serial) {
-        was = atomic_load_explicit(&s->part[p], memory_order_relaxed);
-        atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_relaxed);
-    } else {
-        was = atomic_exchange_explicit(&s->part[p], PT_PART_READY, memory_order_relaxed);
-    }
-    if (was != PT_PART_IDLE)
-        return pt_error(req->comm, PT_E_PREADY_TWICE);
     int rc = MPI_SUCCESS;
-    for (int j = s->msg_lo[p]; j <= s->msg_hi[p] && rc == MPI_SUCCESS; j++)
-        if (group_chunk_done(&s->groups[j], req->serial))
+    if (now == c->full && group_chunk_done(&s->groups[c->group], req->serial))
+        rc = pt_issue_group(req, c->group);
+    for (int j = c->group + 1; rc == MPI_SUCCESS && j < s->ntrans && s->groups[j].first == p; j++) {
+        pt_chunk *d = &s->chunks[s->groups[j].first_chunk];
+        if (chunk_set(d, 1, req->serial) + 1 == d->full && group_chunk_done(&s->groups[j], req->serial))
             rc = pt_issue_group(req, j);
+    }
     return rc;
 }
 
@@ -282,8 +278,6 @@ static inline int mark(pt_request *req, int p)
     if (p < 0 || p >= req->partitions)
         return pt_error(req->comm, PT_E_PARTITION_RANGE);
     if (s->part) {
-        if (s->cut)
-            return mark_cut(req, p);
         /* Timer: the state must be READY before the bit is visible, so that
          * whoever completes the group finds every partition claimable. */
         if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
@@ -293,11 +287,13 @@ static inline int mark(pt_request *req, int p)
             return MPI_SUCCESS;
     }
     uint32_t v = s->slot[p];
-    pt_chunk *c = &s->chunks[v >> 6];
-    uint64_t bit = (uint64_t)1 << (v & 63);
+    pt_chunk *c = &s->chunks[v >> PT_SLOT_CHUNK_SHIFT];
+    uint64_t bit = (uint64_t)1 << (v & PT_SLOT_BIT);
     uint64_t before = chunk_set(c, bit, req->serial);
     if (before & bit)
         return pt_error(req->comm, PT_E_PREADY_TWICE);
+    if (v & PT_SLOT_MORE)
+        return mark_shared(req, p, c, before + bit);
     int g = c->group;
     if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
         return pt_issue_group(req, g);
@@ -427,8 +423,6 @@ void pt_send_destroy(pt_request *req)
     free(s->groups);
     free(s->chunks);
     free(s->slot);
-    free(s->msg_lo);
-    free(s->msg_hi);
     free(s->treq);
     free((void *)s->part);
 }

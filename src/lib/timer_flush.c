@@ -183,7 +183,7 @@ int pt_timer_send_late(pt_request *req, int g, int p)
 /* Partitions of group g marked so far this round (its chunks are consecutive). */
 static int group_marked(const pt_send_side *s, int g)
 {
-    int first = (int)(s->slot[s->bound[g]] >> 6), n = 0;
+    int first = s->groups[g].first_chunk, n = 0;
     for (int c = first; c < first + s->groups[g].nchunks; c++)
         n += __builtin_popcountll(atomic_load_explicit(&s->chunks[c].mask, memory_order_relaxed));
     return n;
