@@ -271,6 +271,16 @@ static void defaults_are_valid(void)
     /* The paper's power-of-two search does not see them. */
     int pow2 = ptm_optimal_transport_ready(&p, 65536, 512, NULL, 1, NULL);
     CHECK(pow2 > 0 && (pow2 & (pow2 - 1)) == 0);
+    /* With cutting allowed, 64 KiB in one partition or in 32 of 2 KiB is cut in
+     * the fewest eager pieces: more than the PTM_MAX_CUT_MESSAGES that bound a
+     * partition cut in k pieces, within the eager burst. */
+    int parts[] = { 1, 32 };
+    for (int i = 0; i < 2; i++) {
+        int cut = 0;
+        n = ptm_optimal_layout(&p, 65536, parts[i], 0.0, PTM_MAX_CUT_MESSAGES, &cut);
+        CHECK(cut == 1 && n > PTM_MAX_CUT_MESSAGES && n <= p.max_eager_messages);
+        CHECK((size_t)((65536 + n - 1) / n) <= p.seg[0].max_bytes);
+    }
     /* MPICH's set (eager up to 8112 bytes): 64 KiB in 8 partitions of 8 KiB. The
      * partitions alone are rendezvous messages and their halves 16 messages; the
      * model cuts the buffer in the fewest eager pieces, which straddle partitions. */

@@ -214,20 +214,22 @@ static long long eager_fit_groups(const ptm_params *p, size_t total_bytes, int U
 }
 
 /* The fewest byte-balanced pieces of the whole buffer that all stay in the
- * eager segment, when they straddle partition boundaries (otherwise they are
- * groups or cut partitions, candidates already), or 0. MPICH (eager up to
- * 8112 bytes) moves 64 KiB in 8 partitions of 8 KiB best as 9 pieces of
- * 7282 bytes: the partitions alone are rendezvous messages and halves of
- * them 16 eager messages. */
+ * eager segment, or 0 when that count divides U (the groups of that count, a
+ * candidate already). MPICH (eager up to 8112 bytes) moves 64 KiB in 8
+ * partitions of 8 KiB best as 9 pieces of 7282 bytes: the partitions alone
+ * are rendezvous messages and halves of them 16 eager messages. The bound is
+ * the eager-burst limit (the pieces are all eager), not PTM_MAX_CUT_MESSAGES:
+ * under Open MPI (eager up to 4016 bytes, 32 in a burst) 64 KiB is 17
+ * pieces, one partition or 512. */
 static long long eager_cut_messages(const ptm_params *p, size_t total_bytes, int U, int max_pieces, long long fit)
 {
     if (p->nseg < 2 || max_pieces < 2 || p->seg[0].max_bytes == 0)
         return 0;
     size_t n = (total_bytes + p->seg[0].max_bytes - 1) / p->seg[0].max_bytes;
-    if (n < 2 || n > PTM_MAX_CUT_MESSAGES || total_bytes / n < PTM_MIN_PIECE_BYTES || (long long)n == fit)
+    if (n < 2 || n > (size_t)ptm_max_eager_messages(p) || total_bytes / n < PTM_MIN_PIECE_BYTES ||
+        (long long)n == fit)
         return 0;
-    int aligned = n <= (size_t)U ? (size_t)U % n == 0 : n % (size_t)U == 0;
-    return aligned ? 0 : (long long)n;
+    return n <= (size_t)U && (size_t)U % n == 0 ? 0 : (long long)n; /* a divisor: the groups of that count */
 }
 
 typedef struct {
@@ -235,8 +237,12 @@ typedef struct {
     int cut; /* byte-balanced pieces of the buffer (ptm_cut_us), not groups */
 } layout;
 
+/* Insert x in count order, groups before a cut; a layout already there is not repeated. */
 static void insert_sorted(layout *c, int *nc, layout x)
 {
+    for (int k = 0; k < *nc; k++)
+        if (c[k].count == x.count && c[k].cut == x.cut)
+            return;
     int i = (*nc)++;
     for (; i > 0 && (c[i - 1].count > x.count || (c[i - 1].count == x.count && c[i - 1].cut > x.cut)); i--)
         c[i] = c[i - 1];
