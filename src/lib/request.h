@@ -37,15 +37,9 @@ typedef struct pt_group {
 typedef struct pt_chunk {
     _Alignas(PT_CACHE_LINE) _Atomic uint64_t mask;
     uint64_t full;
+    uint64_t shared; /* cut: partitions the next message(s) hold bytes of too */
     int group;
 } pt_chunk;
-
-/* A user partition's slot: its chunk (in the first message it has bytes in)
- * << 7 | PT_SLOT_MORE if it also has bytes in the next message(s) (a cut
- * plan's boundary) | its bit in the chunk. */
-#define PT_SLOT_CHUNK_SHIFT 7
-#define PT_SLOT_MORE 64u
-#define PT_SLOT_BIT 63u
 
 enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2 };
 
@@ -78,7 +72,7 @@ typedef struct pt_send_side {
     pt_group *groups;        /* ntrans, cache-line aligned */
     pt_chunk *chunks;        /* nchunks, cache-line aligned */
     int nchunks;
-    uint32_t *slot;          /* per user partition: PT_SLOT_* */
+    uint32_t *slot;          /* per user partition: chunk << 6 | bit, in the first message it has bytes in */
     MPI_Request *treq;       /* persistent sends, one per message */
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */

@@ -53,7 +53,8 @@ static void message_parts(const pt_request *req, int j, int *first, int *end)
 
 /* Chunks of up to 64 partitions per message, and each partition's slot. A
  * partition that a cut shares with the next message(s) is the first one of
- * each of those (bit 0 of its first chunk) and carries PT_SLOT_MORE. */
+ * each of those (bit 0 of its first chunk) and is flagged in its own chunk's
+ * `shared` mask. */
 static int build_chunks(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
@@ -79,10 +80,11 @@ static int build_chunks(pt_request *req)
             s->chunks[c].full = len == 64 ? ~(uint64_t)0 : (((uint64_t)1 << len) - 1);
             s->chunks[c].group = j;
             for (int k = 0; k < len; k++) {
+                uint32_t v = s->slot[lo + k];
                 if (lo + k < slotted) /* shared with the message before */
-                    s->slot[lo + k] |= PT_SLOT_MORE;
+                    s->chunks[v >> 6].shared |= (uint64_t)1 << (v & 63);
                 else
-                    s->slot[lo + k] = (uint32_t)c << PT_SLOT_CHUNK_SHIFT | (uint32_t)k;
+                    s->slot[lo + k] = (uint32_t)c << 6 | (uint32_t)k;
             }
         }
         slotted = end;
@@ -287,12 +289,12 @@ static inline int mark(pt_request *req, int p)
             return MPI_SUCCESS;
     }
     uint32_t v = s->slot[p];
-    pt_chunk *c = &s->chunks[v >> PT_SLOT_CHUNK_SHIFT];
-    uint64_t bit = (uint64_t)1 << (v & PT_SLOT_BIT);
+    pt_chunk *c = &s->chunks[v >> 6];
+    uint64_t bit = (uint64_t)1 << (v & 63);
     uint64_t before = chunk_set(c, bit, req->serial);
     if (before & bit)
         return pt_error(req->comm, PT_E_PREADY_TWICE);
-    if (v & PT_SLOT_MORE)
+    if (c->shared & bit)
         return mark_shared(req, p, c, before + bit);
     int g = c->group;
     if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
