@@ -112,6 +112,14 @@ double ptm_grouped_us(const ptm_params *p, size_t total_bytes, int user_parts, i
  * least one byte; a negative value otherwise. */
 double ptm_cut_us(const ptm_params *p, size_t total_bytes, int user_parts, int transport,
                   const double *user_ready, double *user_arrival_us);
+/* Transport message i of T: its bytes [*a, *b) of the buffer and the user
+ * partitions [*lo, *hi] it holds bytes of (of U, each total/U bytes, the last
+ * taking the remainder). Groups (cut = 0, T <= U): whole partitions
+ * (ptm_group_first). Cut: T byte-balanced pieces of the buffer
+ * (ptm_piece_offset), which may straddle partition boundaries; needs
+ * total >= U. The model's layouts and libpartita's sender both use it. */
+void ptm_message_span(size_t total, size_t U, size_t T, int cut, size_t i, size_t *a, size_t *b, size_t *lo,
+                      size_t *hi);
 /* Byte offset of piece i (0..pieces) of `bytes` cut into `pieces` balanced
  * pieces: floor(bytes * i / pieces). libpartita's sender and receiver cut the
  * buffer with this too. */

@@ -39,16 +39,11 @@ int pt_send_span_isend(pt_request *req, int first, int end, int tag, MPI_Request
 /* User partitions [*first, *end) that message j holds bytes of. */
 static void message_parts(const pt_request *req, int j, int *first, int *end)
 {
-    const pt_send_side *s = &req->u.s;
-    if (!s->cut) {
-        *first = s->bound[j];
-        *end = s->bound[j + 1];
-        return;
-    }
-    size_t a = pt_plan_message_offset(req->part_bytes, req->partitions, s->ntrans, 1, j);
-    size_t b = pt_plan_message_offset(req->part_bytes, req->partitions, s->ntrans, 1, j + 1);
-    *first = (int)(a / req->part_bytes);
-    *end = (int)((b - 1) / req->part_bytes) + 1;
+    size_t a, b, lo, hi;
+    ptm_message_span(req->part_bytes * (size_t)req->partitions, (size_t)req->partitions, (size_t)req->u.s.ntrans,
+                     req->u.s.cut, (size_t)j, &a, &b, &lo, &hi);
+    *first = (int)lo;
+    *end = (int)hi + 1;
 }
 
 /* Chunks of up to 64 partitions per message, and each partition's slot. A

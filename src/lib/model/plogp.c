@@ -97,13 +97,8 @@ static size_t partition_bytes(size_t total, size_t U, size_t u)
     return u == U - 1 ? total - part * (U - 1) : part;
 }
 
-/* Transport message i of T: its bytes [*a, *b) of the buffer and the user
- * partitions [*lo, *hi] it holds bytes of (of U, each total/U bytes, the last
- * taking the remainder). Groups (cut = 0, T <= U): whole partitions
- * (ptm_group_first). Cut: T byte-balanced pieces of the buffer
- * (ptm_piece_offset), which may straddle partition boundaries. */
-static void message_span(size_t total, size_t U, size_t T, int cut, size_t i, size_t *a, size_t *b, size_t *lo,
-                         size_t *hi)
+void ptm_message_span(size_t total, size_t U, size_t T, int cut, size_t i, size_t *a, size_t *b, size_t *lo,
+                      size_t *hi)
 {
     size_t part = total / U;
     if (!cut) {
@@ -133,7 +128,7 @@ static double layout_us(const ptm_params *p, size_t total_bytes, int user_parts,
     if (!bytes || !ready || !arrival)
         goto out;
     for (size_t i = 0; i < T; i++) {
-        message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
+        ptm_message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
         bytes[i] = b - a;
         ready[i] = user_ready ? user_ready[lo] : 0;
         for (size_t u = lo + 1; user_ready && u <= hi; u++) /* ready when every partition it holds bytes of is */
@@ -144,7 +139,7 @@ static double layout_us(const ptm_params *p, size_t total_bytes, int user_parts,
         for (size_t u = 0; u < U; u++)
             user_arrival_us[u] = -INFINITY; /* every partition is in some message */
         for (size_t i = 0; i < T; i++) {
-            message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
+            ptm_message_span(total_bytes, U, T, cut, i, &a, &b, &lo, &hi);
             for (size_t u = lo; u <= hi; u++) /* a partition is usable when its last byte is */
                 user_arrival_us[u] = fmax(user_arrival_us[u], arrival[i]);
         }
