@@ -6,6 +6,9 @@ cd "$root"
 VENV=${VENV:-.venv}
 BUILD_DIR=${BUILD_DIR:-build}
 status=0
+# aborted MPI jobs leave shared-memory segments behind: sweep this run's at exit
+stamp=$(mktemp)
+trap 'bash "$root/scripts/shm-sweep.sh" "$stamp"; rm -f "$stamp"' EXIT
 echo "== C tests (ctest)"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "${CTEST_J:-2}" --timeout 300) || status=1
 echo "== Python tests (pytest)"

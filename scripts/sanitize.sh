@@ -26,6 +26,9 @@ mpicc_path=$(command -v "$MPICC")
 supp="$root/scripts/sanitize-tsan.supp"
 
 status=0
+# aborted MPI jobs leave shared-memory segments behind: sweep this run's at exit
+stamp=$(mktemp)
+trap 'bash "$root/scripts/shm-sweep.sh" "$stamp"; rm -f "$stamp"' EXIT
 for kind in $SANITIZE_KINDS; do
   case "$kind" in
     asan) flags="address,undefined" ;;

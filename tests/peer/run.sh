@@ -51,6 +51,12 @@ fi
 case "$level" in quick|full) ;; *) echo "run.sh: --level must be quick or full" >&2; exit 2 ;; esac
 say() { printf '[peer-tests] %s\n' "$*"; }
 started=$SECONDS
+# aborted MPI jobs leave shared-memory segments behind: sweep this run's at exit
+# (make test sweeps once for all its parts)
+if [ $from_make_test = 0 ]; then
+  stamp=$(mktemp)
+  trap 'bash "$root/scripts/shm-sweep.sh" "$stamp"; rm -f "$stamp"' EXIT
+fi
 python=python3
 [ -x "$root/$VENV/bin/python" ] && python="$root/$VENV/bin/python"
 
