@@ -424,7 +424,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     pt_background_progress();
     int rc = MPI_SUCCESS;
     /* Another thread progressing this request does our work too. */
-    if (pthread_mutex_trylock(&req->progress_lock) == 0) {
+    if (pt_progress_trylock(req) == 0) {
         if (r->split) /* only the progress thread's schedule of split receives reads it */
             pt_recv_app_polled(req);
         int lo = -1, hi = -1;
@@ -444,7 +444,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
                 hi++;
         }
         rc = pt_recv_progress(req, lo, hi);
-        pthread_mutex_unlock(&req->progress_lock);
+        pt_progress_unlock(req);
     } else {
         pt_recv_app_polled(req);
     }

@@ -174,14 +174,14 @@ int pt_request_start(pt_request *req)
     if (atomic_load_explicit(&req->active, memory_order_acquire))
         return pt_error(req->comm, PT_E_START_ACTIVE);
     int rc = MPI_SUCCESS;
-    pthread_mutex_lock(&req->progress_lock);
+    pt_progress_lock(req);
     req->complete_pending = 0;
     if (req->is_send)
         pt_send_start(req);
     else
         rc = pt_recv_start(req);
     atomic_store_explicit(&req->active, 1, memory_order_release);
-    pthread_mutex_unlock(&req->progress_lock);
+    pt_progress_unlock(req);
     return rc;
 }
 
@@ -223,7 +223,7 @@ static int progress_step(pt_request *req, int *done, int finish)
 {
     *done = 0;
     pt_background_progress();
-    pthread_mutex_lock(&req->progress_lock);
+    pt_progress_lock(req);
     if (!req->is_send && req->u.r.split)
         pt_recv_app_polled(req);
     int rc = progress_locked(req, done);
@@ -233,7 +233,7 @@ static int progress_step(pt_request *req, int *done, int finish)
     } else if (*done) {
         req->complete_pending = 1;
     }
-    pthread_mutex_unlock(&req->progress_lock);
+    pt_progress_unlock(req);
     return rc;
 }
 

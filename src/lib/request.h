@@ -239,4 +239,23 @@ void pt_runs_destroy(pt_request *req);
 /* Group j's whole-group receive got the empty terminator: it comes in runs. */
 void pt_runs_terminator(pt_request *req, int j);
 
+/* The progress lock is taken only when MPI calls may overlap. A serial
+ * request's calls never do (the application serialises them, and a progress
+ * thread makes the level MULTIPLE), and the lock and unlock were two atomic
+ * operations in every MPI_Parrived poll. */
+static inline int pt_progress_trylock(pt_request *req)
+{
+    return req->serial ? 0 : pthread_mutex_trylock(&req->progress_lock);
+}
+static inline void pt_progress_lock(pt_request *req)
+{
+    if (!req->serial)
+        pthread_mutex_lock(&req->progress_lock);
+}
+static inline void pt_progress_unlock(pt_request *req)
+{
+    if (!req->serial)
+        pthread_mutex_unlock(&req->progress_lock);
+}
+
 #endif

@@ -17,7 +17,7 @@ static _Thread_local int poll_help;
 static int visit(pt_request *req)
 {
     int settled = 0;
-    if (pthread_mutex_trylock(&req->progress_lock) == 0) {
+    if (pt_progress_trylock(req) == 0) {
         int active = atomic_load_explicit(&req->active, memory_order_acquire);
         /* Set up, and the application polls it: leave it to the application. */
         if (active && !(req->u.r.ready && pt_recv_app_polling(req))) {
@@ -27,7 +27,7 @@ static int visit(pt_request *req)
         /* Done here once set up, unless runs of split groups may still come
          * this round (timer policy): those wait for the round to end. */
         settled = req->u.r.ready && (!req->u.r.split || !active || pt_recv_round_done(req));
-        pthread_mutex_unlock(&req->progress_lock);
+        pt_progress_unlock(req);
     } else {
         poll_help = 1; /* busy elsewhere: look again soon */
     }
