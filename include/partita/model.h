@@ -60,6 +60,10 @@ int ptm_params_default_path(char *buf, size_t buflen);
  * -1 when the file is unusable (built-in defaults; a one-line warning naming the
  * file goes to stderr once per process). Never fails to fill p. */
 int ptm_params_load_default(ptm_params *p);
+/* The parameters libpartita plans with: ptm_params_load_default(), and, when
+ * it finds no usable file, ptm_params_default_for(mpi_version) instead of the
+ * MPICH defaults. Returns what ptm_params_load_default returned. */
+int ptm_params_load_for(ptm_params *p, const char *mpi_version);
 /* Write p as a partita.loggp/1 file. extra_members, if not NULL, is inserted
  * verbatim as further members of the top-level object (e.g. "\"sizes\": [...]").
  * Returns 0, or -1 with a message naming the file in err. */

@@ -19,15 +19,14 @@ static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 static void load_files(void)
 {
     char err[512];
-    /* $PARTITA_LOGGP, else the file `partita loggp` saved, else built-in defaults;
-     * an unusable file is named in a one-time warning, never fatal */
-    if (ptm_params_load_default(&params) != 0) {
-        /* no usable file: the built-in defaults of the MPI library underneath */
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        if (PMPI_Get_library_version(version, &len) == MPI_SUCCESS)
-            ptm_params_default_for(&params, version);
-    }
+    /* $PARTITA_LOGGP, else the file `partita loggp` saved, else the built-in
+     * defaults of the MPI library underneath; an unusable file is named in a
+     * one-time warning, never fatal */
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (PMPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        version[0] = '\0';
+    ptm_params_load_for(&params, version);
     const char *path = getenv("PARTITA_TUNING");
     if (path && *path) {
         table = ptm_table_load(path, err, sizeof err);

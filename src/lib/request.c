@@ -185,7 +185,8 @@ int pt_request_start(pt_request *req)
     return rc;
 }
 
-/* Progress once; *done when the round is complete. Caller holds progress_lock. */
+/* Progress once; *done when the round is complete. Caller holds the progress
+ * lock (pt_progress_lock: not taken for a serial request). */
 static int progress_locked(pt_request *req, int *done)
 {
     int rc = MPI_SUCCESS;

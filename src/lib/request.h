@@ -162,7 +162,7 @@ typedef struct pt_request {
     int peer_world;          /* peer's rank in the data communicator */
     MPI_Comm shadow;         /* private twin of comm for the set-up message */
     pt_settings settings;
-    pthread_mutex_t progress_lock; /* serialises MPI calls on this request's internals */
+    pthread_mutex_t progress_lock; /* serialises MPI calls on this request's internals (pt_progress_lock) */
     int64_t *hs_buf;         /* set-up message buffer (owned by the orphan list once freed) */
     MPI_Request hs_req;
     union {

@@ -45,12 +45,10 @@ static const pcase cases[] = {
 static int most_messages(void)
 {
     ptm_params p;
-    if (ptm_params_load_default(&p) != 0) {
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(version, &len);
-        ptm_params_default_for(&p, version);
-    }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    ptm_params_load_for(&p, version);
     int most = PARTS > PTM_MAX_CUT_MESSAGES ? PARTS : PTM_MAX_CUT_MESSAGES;
     return most > ptm_max_eager_messages(&p) ? most : ptm_max_eager_messages(&p);
 }

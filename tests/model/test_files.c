@@ -140,6 +140,11 @@ static void params_default_path_and_fallback(void)
     CHECK(strcmp(buf, path_of("partita/loggp.json")) == 0);
     /* Standard place empty: defaults, silently. */
     CHECK(ptm_params_load_default(&p) == 1);
+    /* ... and, for libpartita's planner, the defaults of the MPI underneath. */
+    CHECK(ptm_params_load_for(&p, "Open MPI v5.0.11") == 1);
+    CHECK(ptm_max_eager_messages(&p) == 32);
+    CHECK(ptm_params_load_for(&p, "MPICH Version: 5.0.2") == 1);
+    CHECK(ptm_max_eager_messages(&p) == PTM_MAX_EAGER_MESSAGES);
     /* A good file named by PARTITA_LOGGP is used. */
     ptm_params q;
     char err[512];
@@ -149,6 +154,10 @@ static void params_default_path_and_fallback(void)
     setenv("PARTITA_LOGGP", path_of("env.json"), 1);
     CHECK(ptm_params_load_default(&p) == 0);
     CHECK_NEAR(p.seg[0].L, 0.125, 1e-12);
+    /* A usable file wins over the MPI's built-in set. */
+    CHECK(ptm_params_load_for(&p, "Open MPI v5.0.11") == 0);
+    CHECK_NEAR(p.seg[0].L, 0.125, 1e-12);
+    CHECK(ptm_max_eager_messages(&p) == PTM_MAX_EAGER_MESSAGES);
     unsetenv("PARTITA_LOGGP");
     unsetenv("XDG_CONFIG_HOME");
     setenv("HOME", "/home/someone", 1);

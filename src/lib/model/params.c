@@ -268,6 +268,14 @@ int ptm_params_load_default(ptm_params *p)
     return -1;
 }
 
+int ptm_params_load_for(ptm_params *p, const char *mpi_version)
+{
+    int rc = ptm_params_load_default(p);
+    if (rc != 0) /* no usable file: the built-in set of this MPI library */
+        ptm_params_default_for(p, mpi_version);
+    return rc;
+}
+
 static void put_number(FILE *f, const char *key, double v, const char *sep)
 {
     fprintf(f, "\"%s\": %.9g%s", key, v, sep);
