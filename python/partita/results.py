@@ -45,6 +45,8 @@ def _check_case(path: Path, i: int, case) -> None:
     for name, m in metrics.items():
         if not isinstance(m, dict) or not isinstance(m.get("summary", {}), dict):
             raise ResultError(f"{where}: metric {name!r} is not an object with a 'summary' object")
+        if not isinstance(m.get("samples") or [], list):
+            raise ResultError(f"{where}: metric {name!r}: 'samples' is not a list")
 
 
 def load_result(path: Path) -> dict:

@@ -60,6 +60,17 @@ def test_result_of_random_bytes(tmp_path):
     assert_clean_error(run_cli("compare", str(bad), str(good)), "compare", 2, f, "not a readable result")
 
 
+def test_result_with_samples_that_are_not_a_list(tmp_path):
+    doc = result_doc()
+    doc["results"][0]["metrics"]["overhead"]["samples"] = 5
+    folder = tmp_path / "f"
+    results_folder(folder, json.dumps(doc), {
+        "schema": "partita.run/1", "suite": "t",
+        "runs": [{"name": "p2p", "impl": "native", "status": "ok", "result": "p2p-native.json", "launch": k,
+                  "launches": 2} for k in (1, 2)]})  # two launches: the summary pools the samples
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 1, str(folder / "p2p-native.json"), "'samples'")
+
+
 @pytest.mark.parametrize("manifest, why", [
     ([1, 2, 3], "a JSON list"),
     ({"schema": "partita.run/1", "runs": None}, "'runs'"),
