@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .pooling import pool_launches
@@ -19,9 +20,19 @@ def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
     return {key: pool_launches(results) for key, results in launches.items()}
 
 
+def number(x) -> float | None:
+    """x when it is a finite number, else None (missing, null, NaN, infinite, not a number)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+        return float(x)
+    return None
+
+
 def verdict(a: dict, b: dict) -> str:
-    """'same' when the 95% confidence intervals of the medians overlap, else which side is higher."""
-    if None in (a.get("ci95_lo"), a.get("ci95_hi"), b.get("ci95_lo"), b.get("ci95_hi")):
+    """'same' when the 95% confidence intervals of the medians overlap, else which side is higher;
+    '?' when a median or an interval bound is missing or not a finite number (NaN compares as
+    neither higher nor lower, so it must not count as an overlap)."""
+    keys = ("median", "ci95_lo", "ci95_hi")
+    if any(number(s.get(k)) is None for s in (a, b) for k in keys):
         return "?"
     if b["ci95_lo"] > a["ci95_hi"]:
         return "higher"
@@ -44,13 +55,18 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
             if "metrics" not in ca or cb is None:
                 continue
             for m in headline_metrics(ra):
-                sa, sb = ca["metrics"][m]["summary"], cb["metrics"].get(m, {}).get("summary")
-                if not sb or not sa.get("median"):
+                sa, sb = ca["metrics"][m].get("summary", {}), cb["metrics"].get(m, {}).get("summary")
+                if not sb:
                     continue
-                rows.append({"run": key[0], "impl": key[1], "case": ca["case"], "metric": m,
-                             "a": sa["median"], "b": sb["median"], "ratio": sb["median"] / sa["median"],
+                ma, mb = number(sa.get("median")), number(sb.get("median"))
+                rows.append({"run": key[0], "impl": key[1], "case": ca.get("case", {}), "metric": m,
+                             "a": ma, "b": mb, "ratio": mb / ma if ma and mb is not None else None,
                              "verdict": verdict(sa, sb)})
     return rows
+
+
+def fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
 
 
 def format_rows(rows: list[dict]) -> str:
@@ -59,8 +75,8 @@ def format_rows(rows: list[dict]) -> str:
     table = [["# run", "impl", "case", "metric", "A", "B", "B/A", "verdict (95% CIs)"]]
     for r in rows:
         case = ",".join(f"{k}={v}" for k, v in r["case"].items() if k in ("bytes", "partitions", "threads"))
-        table.append([r["run"], r["impl"], case, r["metric"], f"{r['a']:.4g}", f"{r['b']:.4g}", f"{r['ratio']:.3f}",
-                      r["verdict"]])
+        table.append([r["run"], r["impl"], case, r["metric"], fmt(r["a"], ".4g"), fmt(r["b"], ".4g"),
+                      fmt(r["ratio"], ".3f"), r["verdict"]])
     # every column as wide as its widest entry, so a long case never runs into the metric
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = []

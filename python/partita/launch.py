@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -111,6 +112,20 @@ def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
     return env
 
 
+def check_launcher(launcher: str | None) -> None:
+    """A --launcher command must parse and its program must exist: LaunchError otherwise."""
+    if launcher is None:
+        return
+    try:
+        words = shlex.split(launcher)
+    except ValueError as e:
+        raise LaunchError(f"--launcher {launcher!r}: {e}") from e
+    if not words:
+        raise LaunchError("--launcher is empty")
+    if shutil.which(words[0]) is None:
+        raise LaunchError(f"--launcher {launcher!r}: no such program {words[0]!r}")
+
+
 def launch_command(build: BuildInfo, program: str, args: list[str], np: int,
                    env: dict[str, str], launcher: str | None = None) -> list[str]:
     """The command line that runs `program` on np ranks with `env` exported."""
@@ -167,6 +182,8 @@ def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, im
         p = subprocess.run(cmd, env=child_env(extra), stdin=subprocess.DEVNULL, capture_output=True,
                            text=True, timeout=timeout)
         rc, out, err = p.returncode, p.stdout, p.stderr
+    except OSError as e:  # the launcher itself cannot be started
+        rc, out, err = 127, "", f"[partita] cannot start {cmd[0]}: {e.strerror or e}"
     except subprocess.TimeoutExpired as e:
         rc = -1
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -175,7 +192,7 @@ def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, im
     try:
         if json_out.is_file() and json_out.stat().st_size > 0:
             result = json.loads(json_out.read_text())
-    except json.JSONDecodeError as e:
+    except ValueError as e:  # not JSON, or not text at all
         err += f"\n[partita] {json_out}: unreadable result ({e})"
     finally:
         if tmp is not None:

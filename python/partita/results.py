@@ -20,13 +20,44 @@ class ResultError(ValueError):
     pass
 
 
-def load_result(path: Path) -> dict:
+def read_json(path: Path, what: str) -> dict:
+    """A JSON object from a file; ResultError naming the file when it cannot be read, is not
+    JSON (random bytes, bad text) or is not an object."""
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ResultError(f"{path}: not a readable result ({e})") from e
+    except (OSError, ValueError) as e:  # ValueError: JSONDecodeError and UnicodeDecodeError
+        raise ResultError(f"{path}: not a readable {what} ({e})") from e
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: not a readable {what} (a JSON {type(data).__name__}, expected an object)")
+    return data
+
+
+def _check_case(path: Path, i: int, case) -> None:
+    where = f"{path}: results[{i}]"
+    if not isinstance(case, dict):
+        raise ResultError(f"{where} is not an object")
+    labels = case.get("case", {})
+    if not isinstance(labels, dict) or any(isinstance(v, (dict, list)) for v in labels.values()):
+        raise ResultError(f"{where}: 'case' is not an object of plain values")
+    metrics = case.get("metrics", {})
+    if not isinstance(metrics, dict):
+        raise ResultError(f"{where}: 'metrics' is not an object")
+    for name, m in metrics.items():
+        if not isinstance(m, dict) or not isinstance(m.get("summary", {}), dict):
+            raise ResultError(f"{where}: metric {name!r} is not an object with a 'summary' object")
+        if not isinstance(m.get("samples") or [], list):
+            raise ResultError(f"{where}: metric {name!r}: 'samples' is not a list")
+
+
+def load_result(path: Path) -> dict:
+    """A partita.result/1 document, checked as far as the summaries and comparisons read it."""
+    data = read_json(path, "result")
     if data.get("schema") != RESULT_SCHEMA:
         raise ResultError(f"{path}: schema {data.get('schema')!r} is not {RESULT_SCHEMA}")
+    if not isinstance(data.get("results"), list):
+        raise ResultError(f"{path}: 'results' is {type(data.get('results')).__name__}, expected a list of cases")
+    for i, case in enumerate(data["results"]):
+        _check_case(path, i, case)
     return data
 
 
@@ -69,10 +100,27 @@ def cases(result: dict) -> list[dict]:
 def load_run_dir(path: Path) -> dict:
     """The manifest of a results folder written by `partita run`."""
     f = Path(path) / "manifest.json"
-    try:
-        data = json.loads(f.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ResultError(f"{f}: not a readable run manifest ({e})") from e
+    data = read_json(f, "run manifest")
     if data.get("schema") != RUN_SCHEMA:
         raise ResultError(f"{f}: schema {data.get('schema')!r} is not {RUN_SCHEMA}")
+    runs = data.get("runs")
+    if not isinstance(runs, list):
+        raise ResultError(f"{f}: 'runs' is {type(runs).__name__}, expected a list")
+    for i, r in enumerate(runs):
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in ("name", "impl", "status")):
+            raise ResultError(f"{f}: runs[{i}] is not an object with the strings 'name', 'impl' and 'status'")
+        if r.get("result") is not None and not isinstance(r["result"], str):
+            raise ResultError(f"{f}: runs[{i}]: 'result' is not a file name")
     return data
+
+
+def unreadable_results(folder: Path, manifest: dict) -> list[str]:
+    """Why each result file the manifest lists as ok cannot be used (empty when all can)."""
+    errors = []
+    for r in manifest["runs"]:
+        if r.get("status") == "ok" and r.get("result"):
+            try:
+                load_result(Path(folder) / r["result"])
+            except ResultError as e:
+                errors.append(str(e))
+    return errors

@@ -6,6 +6,7 @@
  * (threads compute, join, one MPI_Send of m bytes) with a partitioned iteration
  * (threads compute, then MPI_Pready their partitions; the receiver stamps the
  * first MPI_Parrived == true of each partition): ABAB, never two loops. */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "harness/cache.h"
 #include "harness/clock.h"
 #include "harness/clocksync.h"
+#include "harness/sizecheck.h"
 #include "p2p_metrics.h"
 
 enum { METRIC_OVERHEAD, METRIC_BW, METRIC_AVAIL, METRIC_EARLY, METRIC_ARRIVAL, METRIC_PREADY, METRIC_ALL };
@@ -320,7 +322,15 @@ static const char *skip_reason(size_t m, int P, int Q, int T)
     return NULL;
 }
 
-static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *clk, size_t m, int P, int Q,
+/* Bytes a case allocates on one rank: the message buffer and, per iteration, the stamps
+ * (ready per send partition, arrival per receive partition, compute end per thread) and
+ * the samples of every metric. */
+static double case_bytes(size_t m, int P, int Q, int T, int N)
+{
+    return (double)m + 8.0 * N * ((double)P + Q + T + 2 + NCASE_METRICS + 1) + 16.0 * ((double)P + Q + T);
+}
+
+static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *clk, size_t m, int P, int Q,
                      p2p_case *out)
 {
     const pt_common *c = &cfg->c;
@@ -338,6 +348,10 @@ static void run_case(const pt_ctx *ctx, const p2p_config *cfg, const pt_clock_of
     char *arrived = calloc((size_t)Q, 1);
     int *pending_q = calloc((size_t)Q, sizeof *pending_q);
     double *per_thread = calloc((size_t)T, sizeof *per_thread);
+    char msg[128];
+    snprintf(msg, sizeof msg, "cannot allocate the buffers of %zu bytes in %d/%d partitions", m, P, Q);
+    pt_check_all(ctx, !buf || !ready || !compute_end || !arrival || !ref || !scratch || !arrived || !pending_q ||
+                 !per_thread, msg);
     int errors = 0;
     int do_pready = cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL;
 
@@ -522,8 +536,19 @@ int main(int argc, char **argv)
         if (cfg.parts.v[i] < c->threads)
             pt_fail(&ctx, "--partitions %d is smaller than --threads %d: every thread needs at least one partition",
                     cfg.parts.v[i], c->threads);
-    if (cfg.sizes.max > ((size_t)1 << 31))
-        pt_fail(&ctx, "--message-size: at most 2G bytes (got %zu)", cfg.sizes.max);
+    /* the reference MPI_Send carries the whole message in one int count of bytes */
+    if (cfg.sizes.max > (size_t)INT_MAX)
+        pt_fail(&ctx, "--message-size: at most 1G bytes (got %zu): the reference MPI_Send of m bytes takes an int "
+                "count (at most %d)", cfg.sizes.max, INT_MAX);
+    double most_bytes = 0.0;
+    for (int i = 0; i < cfg.parts.n; i++) {
+        int Q = cfg.recv_parts ? cfg.recv_parts : cfg.parts.v[i];
+        double b = case_bytes(cfg.sizes.max, cfg.parts.v[i], Q, c->threads, c->iterations);
+        most_bytes = b > most_bytes ? b : most_bytes;
+        pt_require_int_count(&ctx, (double)Q * c->iterations,
+                             "the arrival stamps the receiver sends (receive partitions x --iterations)");
+    }
+    pt_require_memory(&ctx, most_bytes, "the message buffer and stamps (--message-size, --partitions, --iterations)");
     if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
         pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
     pt_require_omp_threads(&ctx, c->threads);

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..launch import BuildInfo, LaunchError
+from ..launch import BuildInfo, LaunchError, check_launcher, parse_impl
 from ..report import print_run_summary
 from ..runner import results_folder, run_suite
 from ..suite import SuiteError, builtin_suites, load_suite
@@ -46,16 +46,38 @@ def main(args: argparse.Namespace) -> int:
         if getattr(args, opt) is not None and getattr(args, opt) < 1:
             print(f"partita run: error: --{opt} must be at least 1", file=sys.stderr)
             return 2
-    impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl else None
-    out = results_folder(args.out, suite)
+    impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl is not None else None
+    try:
+        if impls is not None and not impls:
+            raise LaunchError("--impl names no implementation")
+        for impl in impls or []:
+            parse_impl(impl)
+        check_launcher(args.launcher)
+    except LaunchError as e:
+        print(f"partita run: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        out = results_folder(args.out, suite)
+    except OSError as e:
+        print(f"partita run: error: cannot create the results folder in {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
     print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
     if suite.description:
         print(f"partita: {suite.description}")
-    manifest = run_suite(suite, build, out, args.np, args.launcher, impls, args.repeat)
+    try:
+        manifest = run_suite(suite, build, out, args.np, args.launcher, impls, args.repeat)
+    except OSError as e:  # e.g. the results folder became unwritable or the disk is full
+        print(f"\npartita run: error: cannot write the results in {out}: {e}", file=sys.stderr)
+        return 2
     print()
     print_run_summary(out, manifest)
     failed = [r for r in manifest["runs"] if r["status"] == "failed"]
     if failed:
         print(f"partita: {len(failed)} run(s) failed; see the .log files in {out}", file=sys.stderr)
+        return 1
+    if not any(r["status"] == "ok" for r in manifest["runs"]):
+        # every launch was unavailable (program not built, implementation missing): nothing was measured
+        print(f"partita run: error: no benchmark ran ({len(manifest['runs'])} launch(es), all unavailable; "
+              f"see {out / 'manifest.json'})", file=sys.stderr)
         return 1
     return 0

@@ -24,6 +24,8 @@ def measure(build: BuildInfo, args: list[str], np: int = 2, timeout: float = 180
                                timeout=timeout)
         except subprocess.TimeoutExpired as e:
             raise LaunchError(f"{PROGRAM} timed out after {timeout:g} s") from e
+        except OSError as e:  # the launcher itself cannot be started
+            raise LaunchError(f"cannot start {cmd[0]}: {e.strerror or e}") from e
         if p.returncode != 0:
             tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-3:])
             raise LaunchError(f"{PROGRAM} failed with exit {p.returncode}: {tail}")

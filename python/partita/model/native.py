@@ -4,6 +4,7 @@ model, the LogGP parameter file and the tuning table (include/partita/model.h)."
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -117,6 +118,22 @@ def _doubles(values: Sequence[float]):
     return (ctypes.c_double * len(values))(*values)
 
 
+def _reject_duplicate_keys(path: str | os.PathLike) -> None:
+    """ModelError naming the file and the key when an object of a parameter file repeats a key:
+    the C reader silently keeps the first one, so such a file does not say what it means."""
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        seen = set()
+        for key, _ in items:
+            if key in seen:
+                raise ModelError(f"{path}: duplicate key {key!r} in a JSON object")
+            seen.add(key)
+        return dict(items)
+    try:
+        json.loads(Path(path).read_bytes(), object_pairs_hook=pairs)
+    except (OSError, ValueError):
+        return  # unreadable or not JSON: the C reader reports why, in its own words
+
+
 PTM_ANY_PIECES = 1 << 20  # no limit of ours: the model's PTM_MAX_CUT_MESSAGES applies
 
 
@@ -139,6 +156,7 @@ class Params:
     def load(cls, path: str | os.PathLike, lib: Library | None = None) -> "Params":
         """Load a parameter file; ModelError (naming the file) when it is unusable."""
         lib = lib or library()
+        _reject_duplicate_keys(path)
         raw = _Params()
         err = ctypes.create_string_buffer(512)
         if lib.dll.ptm_params_load(os.fsencode(path), ctypes.byref(raw), err, len(err)) != 0:

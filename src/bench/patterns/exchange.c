@@ -52,6 +52,8 @@ static int finish_message(pat_msg *m, const pat_field *f, int parts, int partiti
         return -1;
     m->idx = malloc((size_t)m->n * sizeof *m->idx);
     m->buf = calloc((size_t)m->count * (size_t)parts, sizeof *m->buf);
+    if (!m->idx || !m->buf)
+        return -2;
     long e = 0;
     for (int b = 0; b < m->nboxes; b++) {
         const pat_box *x = &m->boxes[b];
@@ -138,12 +140,16 @@ int pat_exchange_setup(pat_exchange *x, const pat_exchange_spec *spec, const pat
         }
     }
     int partitioned = x->strategy == PAT_PARTITIONED;
-    for (int i = 0; i < x->nsend; i++)
-        if (finish_message(&x->send[i], f, x->parts, partitioned, &x->payload, &x->padding) != 0)
-            goto too_big;
-    for (int i = 0; i < x->nrecv; i++)
-        if (finish_message(&x->recv[i], f, x->parts, partitioned, NULL, NULL) != 0)
-            goto too_big;
+    int rc = 0;
+    for (int i = 0; i < x->nsend && !rc; i++)
+        rc = finish_message(&x->send[i], f, x->parts, partitioned, &x->payload, &x->padding);
+    for (int i = 0; i < x->nrecv && !rc; i++)
+        rc = finish_message(&x->recv[i], f, x->parts, partitioned, NULL, NULL);
+    if (rc) {
+        snprintf(err, errlen, rc == -1 ? "a message exceeds 2^31 - 1 elements, more than an int count carries"
+                                       : "cannot allocate the message buffers");
+        return -1;
+    }
     int T = x->threads;
     x->stamp = calloc((size_t)ST_N * (size_t)T, sizeof *x->stamp);
     if (x->strategy == PAT_MULTIPLE) {
@@ -160,9 +166,6 @@ int pat_exchange_setup(pat_exchange *x, const pat_exchange_spec *spec, const pat
         init_requests(x, me);
     }
     return 0;
-too_big:
-    snprintf(err, errlen, "a message exceeds 2^31 elements");
-    return -1;
 }
 
 static inline long part_lo(const pat_msg *m, int j) { long lo = (long)j * m->count; return lo < m->n ? lo : m->n; }

@@ -3,6 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+double pat_field_footprint(const int n[3], int g, int vars)
+{
+    double ext = 1.0, owned = 1.0;
+    for (int a = 0; a < 3; a++) {
+        ext *= (double)n[a] + 2.0 * g;
+        owned *= (double)n[a];
+    }
+    /* data (a double per variable) and the sent/received marks per cell; an exchange sends
+     * at most the owned cells next to the ghosts and receives at most the ghost cells, each
+     * element a double of message buffer and a long of index */
+    double field = ext * (vars * sizeof(double) + 2.0);
+    double exchange = 2.0 * (ext - owned) * vars * (sizeof(double) + sizeof(long));
+    return field + exchange;
+}
+
 int pat_field_alloc(pat_field *f, const int n[3], int g, int vars)
 {
     memset(f, 0, sizeof *f);

@@ -23,6 +23,10 @@ typedef struct pat_field {
     unsigned char *recvd;   /* per cell: inside some receive box */
 } pat_field;
 
+/* Bytes a rank needs for a field of n cells per dimension (ghost width g, vars variables)
+ * and the buffers of one exchange of its ghost layers (data and cell index, both ways):
+ * what pt_require_memory checks before pat_field_alloc. A double: it never overflows. */
+double pat_field_footprint(const int n[3], int g, int vars);
 /* Returns 0, or -1 when the memory cannot be allocated. */
 int pat_field_alloc(pat_field *f, const int n[3], int g, int vars);
 void pat_field_free(pat_field *f);

@@ -7,8 +7,9 @@
 
 #include "harness/options.h"
 
-/* "A,B,C" or "N" into three ints in [min, max]. */
-static int parse_triple(const char *arg, int min, int max, pat_triple *out, char *err, size_t errlen)
+/* "A,B,C" or "N" into three ints in [min, max]; "A,B" too when allow_pair (process grids:
+ * the third entry is then 0, chosen). Cells never take two values: "4,4" is not 4x4x1. */
+static int parse_triple(const char *arg, int min, int max, int allow_pair, pat_triple *out, char *err, size_t errlen)
 {
     pt_int_list l;
     if (pt_parse_int_list(arg, min, max, &l, err, errlen) != 0)
@@ -17,8 +18,9 @@ static int parse_triple(const char *arg, int min, int max, pat_triple *out, char
         out->v[0] = out->v[1] = out->v[2] = l.v[0];
         return 0;
     }
-    if (l.n != 3 && l.n != 2) {
-        snprintf(err, errlen, "'%s': give one value or three comma-separated values", arg);
+    if (l.n != 3 && !(l.n == 2 && allow_pair)) {
+        snprintf(err, errlen, "'%s': give one value or three comma-separated values%s", arg,
+                 allow_pair ? " (or two)" : "");
         return -1;
     }
     out->v[0] = l.v[0];
@@ -29,17 +31,17 @@ static int parse_triple(const char *arg, int min, int max, pat_triple *out, char
 
 int pat_parse_cells(const char *arg, void *dest, char *err, size_t errlen)
 {
-    return parse_triple(arg, 1, 1 << 24, dest, err, errlen);
+    return parse_triple(arg, 1, 1 << 24, 0, dest, err, errlen);
 }
 
 int pat_parse_dims(const char *arg, void *dest, char *err, size_t errlen)
 {
-    return parse_triple(arg, 0, 1 << 24, dest, err, errlen);
+    return parse_triple(arg, 0, 1 << 24, 1, dest, err, errlen);
 }
 
 int pat_parse_flags3(const char *arg, void *dest, char *err, size_t errlen)
 {
-    return parse_triple(arg, 0, 1, dest, err, errlen);
+    return parse_triple(arg, 0, 1, 0, dest, err, errlen);
 }
 
 void pat_grid_coords_of(const pat_grid *g, int rank, int coords[3])

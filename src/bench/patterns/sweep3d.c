@@ -12,6 +12,7 @@
  *                with one partition per (k-block, thread); thread t computes its
  *                strip as soon as MPI_Parrived reports its upstream strips, then
  *                calls MPI_Pready: threads run ahead of each other (pipelining). */
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "harness/bench.h"
 #include "harness/cache.h"
 #include "harness/clock.h"
+#include "harness/sizecheck.h"
 #include "partita/config.h"
 #include "patterns/counted.h"
 #include "patterns/driver.h"
@@ -283,7 +285,37 @@ static void evict(void *self)
         }
 }
 
-static void setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, int mode, pat_counter *cnt, MPI_Comm comm)
+/* Elements of one k-block's face in axis a (0: x, 1: y); a double, so that main can check
+ * the product of the options before it becomes a count. */
+static double face_elems(const sweep_config *cfg, const pat_grid *g, int a)
+{
+    int nx = g->local[0], ny = g->local[1];
+    int cells = (cfg->sizing == 0) == (a == 0) ? nx : ny;
+    return (double)cells * cfg->kba * cfg->values;
+}
+
+/* The neighbour a corner's face in axis a goes to (send) or comes from (recv); -1: none. */
+static int face_peer(const pat_grid *g, int corner, int a, int send)
+{
+    int down[3] = {a == 0 ? sx[corner] : 0, a == 1 ? sy[corner] : 0, 0};
+    int up[3] = {-down[0], -down[1], 0};
+    return pat_grid_neighbour(g, send ? down : up);
+}
+
+/* Bytes of the face buffers setup_sweep allocates on this rank. */
+static double buffer_bytes(const sweep_config *cfg, const pat_grid *g, int T)
+{
+    double total = 0.0, nkb = (double)(g->local[2] / cfg->kba);
+    for (int corner = 0; corner < 4; corner++)
+        for (int a = 0; a < 2; a++)
+            for (int send = 0; send < 2; send++)
+                if (face_peer(g, corner, a, send) >= 0)
+                    total += nkb * T * ceil(face_elems(cfg, g, a) / T) * sizeof(double);
+    return total;
+}
+
+/* Returns 0, or -1 when a buffer cannot be allocated. */
+static int setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, int mode, pat_counter *cnt, MPI_Comm comm)
 {
     const pt_common *c = &cfg->c;
     memset(s, 0, sizeof *s);
@@ -297,27 +329,25 @@ static void setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, in
     s->comm = comm;
     long long block = (long long)g->local[0] * g->local[1] * cfg->kba * cfg->values;
     s->compute_us = c->compute_us + cfg->cell_ns * (double)block / s->T / 1e3;
-    int nx = g->local[0], ny = g->local[1];
-    long face_cells[2] = {(long)(cfg->sizing == 0 ? nx : ny) * cfg->kba, (long)(cfg->sizing == 0 ? ny : nx) * cfg->kba};
     pat_init_op ops[16];
+    int failed = 0;
     int nops = 0;
     for (int corner = 0; corner < 4; corner++) {
         s->dist[corner] = (sx[corner] > 0 ? g->coords[0] : g->dims[0] - 1 - g->coords[0]) +
                           (sy[corner] > 0 ? g->coords[1] : g->dims[1] - 1 - g->coords[1]);
         for (int a = 0; a < 2; a++) {
-            int down[3] = {a == 0 ? sx[corner] : 0, a == 1 ? sy[corner] : 0, 0};
-            int up[3] = {-down[0], -down[1], 0};
             face *f[2] = {&s->send[corner][a], &s->recv[corner][a]};
-            f[0]->peer = pat_grid_neighbour(g, down);
-            f[1]->peer = pat_grid_neighbour(g, up);
+            f[0]->peer = face_peer(g, corner, a, 1);
+            f[1]->peer = face_peer(g, corner, a, 0);
             for (int k = 0; k < 2; k++) {
                 f[k]->tag = corner * 2 + a;
-                f[k]->n = face_cells[a] * cfg->values;
+                f[k]->n = (long)face_elems(cfg, g, a); /* main checked it fits an int */
                 f[k]->count = (f[k]->n + s->T - 1) / s->T;
                 f[k]->req.req = MPI_REQUEST_NULL;
                 if (f[k]->peer < 0)
                     continue;
                 f[k]->buf = calloc((size_t)s->nkb * (size_t)s->T * (size_t)f[k]->count, sizeof(double));
+                failed |= f[k]->buf == NULL;
                 ops[nops++] = (pat_init_op){f[k]->peer, f[k]->tag, k == 0, (corner * 2 + a) * 2 + k};
             }
             if (f[0]->peer >= 0) {
@@ -330,8 +360,10 @@ static void setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, in
     size_t nreq = (size_t)2 * (size_t)s->nkb * (mode == MODE_MULTIPLE ? (size_t)s->T : 1);
     s->req = calloc(nreq, sizeof *s->req);
     s->blocked = calloc((size_t)s->T, sizeof *s->blocked);
+    if (failed || !s->req || !s->blocked)
+        return -1;
     if (mode != MODE_PARTITIONED)
-        return;
+        return 0;
     pat_sort_inits(ops, nops, g->rank);
     for (int k = 0; k < nops; k++) {
         int idx = ops[k].index, is_send = idx % 2 == 0, corner = idx / 4, a = (idx / 2) % 2;
@@ -342,6 +374,7 @@ static void setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, in
         else
             pat_precv_init(&f->req, f->buf, parts, f->count, MPI_DOUBLE, f->peer, f->tag, comm);
     }
+    return 0;
 }
 
 static void free_sweep(sweep *s)
@@ -412,6 +445,18 @@ int main(int argc, char **argv)
     long smallest = (long)(grid.local[0] < grid.local[1] ? grid.local[0] : grid.local[1]) * s.kba;
     if (c->threads > smallest)
         pt_fail(&ctx, "more threads (%d) than cells in a k-block face (%ld)", c->threads, smallest);
+    /* single mode sends a whole k-block face in one call; the other modes one thread's part */
+    int whole_face = 0;
+    for (int i = 0; i < s.modes.n; i++)
+        whole_face |= s.modes.v[i] == MODE_SINGLE;
+    for (int a = 0; a < 2; a++) {
+        double n = face_elems(&s, &grid, a);
+        pt_require_int_count(&ctx, whole_face ? n : ceil(n / c->threads),
+                             a == 0 ? "the x face of a k-block (--grid, --kba, --values)"
+                                    : "the y face of a k-block (--grid, --kba, --values)");
+    }
+    pt_require_int_count(&ctx, (double)(grid.local[2] / s.kba) * c->threads, "the partitions of a request (k-blocks x threads)");
+    pt_require_memory(&ctx, buffer_bytes(&s, &grid, c->threads), "the face buffers (--grid, --kba, --values, --threads)");
     for (int i = 0; i < s.modes.n; i++)
         if (s.modes.v[i] == MODE_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
             pt_fail(&ctx, "mode partitioned: this MPI library has no partitioned communication");
@@ -431,7 +476,8 @@ int main(int argc, char **argv)
         int mode = s.modes.v[i];
         pat_counter cnt = {0};
         sweep sw;
-        setup_sweep(&sw, &s, &grid, mode, &cnt, comm);
+        int failed = setup_sweep(&sw, &s, &grid, mode, &cnt, comm) != 0;
+        pt_check_all(&ctx, failed, "cannot allocate the face buffers");
         pat_case_ops ops = {.self = &sw, .prepare = prepare, .run = run, .check = check, .evict = evict};
         pat_result r = {.strategy = modes[mode], .threads = c->threads,
                         .partitions = mode == MODE_PARTITIONED ? nkb * c->threads : 0};
