@@ -119,6 +119,8 @@ static void params_bad_files(void)
             "{\"schema\": \"partita.loggp/1\", \"max_eager_messages\": 2.5, \"segments\": ["
             "{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
             "max_eager_messages");
+    rejects("duplicate.json", "{\"schema\": \"partita.loggp/1\", \"o_pready\": 9.5, \"o_pready\": 1.0}",
+            "duplicate key \"o_pready\"");
     rejects("hex.json", "{\"schema\": \"partita.loggp/1\", \"o_pready\": 0x10}", "bad number");
     rejects("trailing.json", "{\"schema\": \"partita.loggp/1\"} x", "trailing characters");
     rejects("nul.json", "", "unexpected end"); /* empty again, via a different name */

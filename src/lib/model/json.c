@@ -207,6 +207,14 @@ static int parse_container(parser *ps, ptm_json *out, int depth, int is_object)
             char *key = parse_string(ps);
             if (!key) return -1;
             out->keys[out->count] = key;
+            /* a repeated key would silently shadow one of the values: refuse it */
+            for (size_t k = 0; k < out->count; k++) {
+                if (strcmp(out->keys[k], key) == 0) {
+                    out->count++;
+                    fail(ps, "duplicate key \"%s\"", key);
+                    return -1;
+                }
+            }
             skip_ws(ps);
             if (*ps->p != ':') { out->count++; fail(ps, "expected ':'"); return -1; }
             ps->p++;
