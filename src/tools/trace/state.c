@@ -36,6 +36,7 @@ void ptr_after_init(void)
             fprintf(stderr, "partita-trace: error: %s\n", err);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
+    ptr_ticks_setup();
     ptr_active = 1;
 }
 
@@ -61,11 +62,12 @@ int ptr_before_finalize(void)
     if (!ptr_active)
         return MPI_SUCCESS;
     ptr_active = 0; /* once only */
+    ptr_ticks_finish();
     /* totals first: what the offset estimate below sends is not counted */
     int64_t time_ns[CAT_COUNT] = {0}, calls[CAT_COUNT] = {0};
     for (int i = 0; i < ptr_thread_count(); i++)
         for (int c = 0; c < CAT_COUNT; c++) {
-            time_ns[c] += ptr_thread_slot(i)->time_ns[c];
+            time_ns[c] += ptr_ticks_span_ns(ptr_thread_slot(i)->time_ns[c]);
             calls[c] += ptr_thread_slot(i)->calls[c];
         }
     int rank, size;

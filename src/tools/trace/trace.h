@@ -15,11 +15,27 @@
 #define PTR_EXPORT __attribute__((visibility("default")))
 #define PTR_TLS __attribute__((tls_model("initial-exec"))) _Thread_local
 
+/* ---- the event clock (ticks.c) ------------------------------------------- */
+extern int ptr_use_tsc;
+/* One clock read: TSC ticks or CLOCK_MONOTONIC ns (converted when written). */
+static inline int64_t ptr_ticks(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(ptr_use_tsc, 1))
+        return (int64_t)__builtin_ia32_rdtsc();
+#endif
+    return pt_now_ns();
+}
+void ptr_ticks_setup(void);   /* at MPI_Init */
+void ptr_ticks_finish(void);  /* at MPI_Finalize, before any conversion */
+int64_t ptr_ticks_to_ns(int64_t ticks);
+int64_t ptr_ticks_span_ns(int64_t ticks);
+
 /* ---- events: one per call, one clock read each ---------------------------- */
 enum ptr_event_kind { EV_START, EV_READY, EV_READY_RANGE, EV_ARRIVED, EV_COMPLETE };
 
 typedef struct ptr_event {
-    int64_t t;        /* CLOCK_MONOTONIC ns */
+    int64_t t;        /* ptr_ticks() */
     int32_t req;      /* registry id */
     int32_t a, b;     /* partition (READY, ARRIVED) or low..high (READY_RANGE) */
     uint16_t kind;
@@ -34,7 +50,7 @@ enum ptr_category { CAT_P2P, CAT_COLLECTIVE, CAT_PARTITIONED, CAT_COUNT };
 /* One per thread, preallocated at MPI_Init; written only by its thread. */
 typedef struct ptr_thread {
     ptr_event *pos, *end;              /* the free part of the thread's current chunk */
-    int64_t time_ns[CAT_COUNT];
+    int64_t time_ns[CAT_COUNT];        /* in ticks */
     int64_t calls[CAT_COUNT];
     char pad[64];
 } ptr_thread;
@@ -49,7 +65,7 @@ void ptr_record(int kind, int req, int a, int b, int64_t t);
 const ptr_event *ptr_events(int64_t *n);
 int64_t ptr_events_capacity(void);
 int64_t ptr_events_dropped(void);
-int64_t ptr_first_drop_ns(void);   /* INT64_MAX when nothing was dropped */
+int64_t ptr_first_drop_ns(void);   /* ticks of the first dropped event, INT64_MAX when none */
 int ptr_thread_count(void);
 const ptr_thread *ptr_thread_slot(int i);
 /* Adds a call of category cat from t0 to t1 to the calling thread's totals. */

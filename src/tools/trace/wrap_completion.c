@@ -46,18 +46,18 @@ static int category(int partitioned) { return partitioned ? CAT_PARTITIONED : CA
 
 PTR_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Wait(request, status);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(completed(*request, t1)), t0, t1);
     return rc;
 }
 
 PTR_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Test(request, flag, status);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     int partitioned = *flag ? completed(*request, t1) : ptr_registry_find(*request) >= 0;
     ptr_account(category(partitioned), t0, t1);
     return rc;
@@ -73,18 +73,18 @@ static int all_completed(int count, MPI_Request *r, int64_t t1)
 
 PTR_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Waitall(count, array_of_requests, array_of_statuses);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(all_completed(count, array_of_requests, t1)), t0, t1);
     return rc;
 }
 
 PTR_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Testall(count, array_of_requests, flag, array_of_statuses);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     int partitioned = *flag ? all_completed(count, array_of_requests, t1) : any_partitioned(count, array_of_requests);
     ptr_account(category(partitioned), t0, t1);
     return rc;
@@ -100,18 +100,18 @@ static int one_completed(int count, MPI_Request *r, int index, int64_t t1)
 
 PTR_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Waitany(count, array_of_requests, index, status);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(one_completed(count, array_of_requests, *index, t1)), t0, t1);
     return rc;
 }
 
 PTR_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Testany(count, array_of_requests, index, flag, status);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(one_completed(count, array_of_requests, *flag ? *index : MPI_UNDEFINED, t1)), t0, t1);
     return rc;
 }
@@ -128,9 +128,9 @@ static int some_completed(int incount, MPI_Request *r, int outcount, const int *
 PTR_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                             MPI_Status array_of_statuses[])
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(some_completed(incount, array_of_requests, *outcount, array_of_indices, t1)), t0, t1);
     return rc;
 }
@@ -138,9 +138,9 @@ PTR_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *o
 PTR_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                             MPI_Status array_of_statuses[])
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int64_t t1 = pt_now_ns();
+    int64_t t1 = ptr_ticks();
     ptr_account(category(some_completed(incount, array_of_requests, *outcount, array_of_indices, t1)), t0, t1);
     return rc;
 }

@@ -81,13 +81,13 @@ static void registered(int kind, int rc, int partitions, MPI_Count count, MPI_Da
                             .partitions = partitions, .count = count, .type_size = type_size};
         ptr_registry_add(*request, &info);
     }
-    ptr_account(CAT_PARTITIONED, t0, pt_now_ns());
+    ptr_account(CAT_PARTITIONED, t0, ptr_ticks());
 }
 
 PTR_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest,
                               int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request);
     registered(0, rc, partitions, count, datatype, dest, tag, comm, request, t0);
     return rc;
@@ -96,7 +96,7 @@ PTR_EXPORT int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, 
 PTR_EXPORT int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
                               int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int rc = next_Precv_init(buf, partitions, count, datatype, source, tag, comm, info, request);
     registered(1, rc, partitions, count, datatype, source, tag, comm, request, t0);
     return rc;
@@ -107,7 +107,7 @@ PTR_EXPORT int MPI_Pready(int partition, MPI_Request request)
 {
     int id = ptr_registry_find(request);
     if (id >= 0)
-        ptr_record(EV_READY, id, partition, partition, pt_now_ns());
+        ptr_record(EV_READY, id, partition, partition, ptr_ticks());
     return next_Pready(partition, request);
 }
 
@@ -115,7 +115,7 @@ PTR_EXPORT int MPI_Pready_range(int partition_low, int partition_high, MPI_Reque
 {
     int id = ptr_registry_find(request);
     if (id >= 0)
-        ptr_record(EV_READY_RANGE, id, partition_low, partition_high, pt_now_ns());
+        ptr_record(EV_READY_RANGE, id, partition_low, partition_high, ptr_ticks());
     return next_Pready_range(partition_low, partition_high, request);
 }
 
@@ -123,7 +123,7 @@ PTR_EXPORT int MPI_Pready_list(int length, LIST_CONST int array_of_partitions[],
 {
     int id = ptr_registry_find(request);
     if (id >= 0) {
-        int64_t t = pt_now_ns();
+        int64_t t = ptr_ticks();
         for (int i = 0; i < length; i++)
             ptr_record(EV_READY, id, array_of_partitions[i], array_of_partitions[i], t);
     }
@@ -141,7 +141,7 @@ PTR_EXPORT int MPI_Parrived(MPI_Request request, int partition, int *flag)
         /* only the first flag=1 of this partition in this round is an event */
         if (r->arrived_seen && partition >= 0 && partition < r->partitions &&
             !atomic_exchange_explicit(&r->arrived_seen[partition], 1, memory_order_relaxed))
-            ptr_record(EV_ARRIVED, id, partition, partition, pt_now_ns());
+            ptr_record(EV_ARRIVED, id, partition, partition, ptr_ticks());
     }
     return rc;
 }
@@ -161,19 +161,19 @@ static void started(MPI_Request request, int64_t t)
 
 PTR_EXPORT int MPI_Start(MPI_Request *request)
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     MPI_Request h = *request;
     int partitioned = ptr_registry_find(h) >= 0;
     if (partitioned)
         started(h, t0);
     int rc = next_Start(request);
-    ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, pt_now_ns());
+    ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, ptr_ticks());
     return rc;
 }
 
 PTR_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    int64_t t0 = pt_now_ns();
+    int64_t t0 = ptr_ticks();
     int partitioned = 0;
     for (int i = 0; i < count; i++)
         if (ptr_registry_find(array_of_requests[i]) >= 0) {
@@ -181,7 +181,7 @@ PTR_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
             partitioned = 1;
         }
     int rc = next_Startall(count, array_of_requests);
-    ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, pt_now_ns());
+    ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, ptr_ticks());
     return rc;
 }
 

@@ -79,9 +79,9 @@ __attribute__((constructor)) static void resolve(void) { TIMED_CALLS(RESOLVE) }
 #define WRAP(cat, name, params, args)                                                                               \
     PTR_EXPORT int MPI_##name params                                                                                \
     {                                                                                                               \
-        int64_t t0 = pt_now_ns();                                                                                   \
+        int64_t t0 = ptr_ticks();                                                                                   \
         int result_ = next_##name args;                                                                             \
-        ptr_account(cat, t0, pt_now_ns());                                                                          \
+        ptr_account(cat, t0, ptr_ticks());                                                                          \
         return result_;                                                                                             \
     }
 TIMED_CALLS(WRAP)

@@ -48,6 +48,14 @@ static void int_or_null(FILE *f, int64_t v, int64_t null_value)
         fprintf(f, "%lld", (long long)v);
 }
 
+static void time_or_null(FILE *f, int64_t ticks)
+{
+    if (ticks == INT64_MIN)
+        fputs("null", f);
+    else
+        fprintf(f, "%lld", (long long)ptr_ticks_to_ns(ticks));
+}
+
 /* One round under construction. */
 typedef struct round_buf {
     int64_t start, complete, *stamp; /* stamp: ready (send) or arrived (recv) per partition */
@@ -88,11 +96,11 @@ static int round_whole(const round_buf *r, int64_t first_drop)
 
 static void round_write(FILE *f, const round_buf *r, int P, int send, int first)
 {
-    fprintf(f, "%s\n        {\"start_ns\": %lld, \"%s\": [", first ? "" : ",", (long long)r->start,
+    fprintf(f, "%s\n        {\"start_ns\": %lld, \"%s\": [", first ? "" : ",", (long long)ptr_ticks_to_ns(r->start),
             send ? "ready_ns" : "arrived_ns");
     for (int p = 0; p < P; p++) {
         fputs(p ? ", " : "", f);
-        int_or_null(f, r->stamp[p], NONE);
+        time_or_null(f, r->stamp[p]);
     }
     if (send) {
         fputs("], \"ready_thread\": [", f);
@@ -102,7 +110,7 @@ static void round_write(FILE *f, const round_buf *r, int P, int send, int first)
         }
     }
     fputs("], \"complete_ns\": ", f);
-    int_or_null(f, r->complete, NONE);
+    time_or_null(f, r->complete);
     fputc('}', f);
 }
 
