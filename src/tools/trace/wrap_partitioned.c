@@ -3,25 +3,9 @@
  * MPI_Parrived == true per partition and round, MPI_Request_free. */
 #include <string.h>
 
-#include "partita/config.h"
+#include "partitioned_decls.h" /* the calls on an MPI older than MPI-4; LIST_CONST */
 #include "trace.h"
-
-#if !PARTITA_NATIVE_PARTITIONED
-int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_Pready(int partition, MPI_Request request);
-int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
-int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
-int MPI_Parrived(MPI_Request request, int partition, int *flag);
-#define PARTITA_PREADY_LIST_CONST 1
-#endif
-#ifdef PARTITA_PREADY_LIST_CONST
-#define LIST_CONST const
-#else
-#define LIST_CONST /* Open MPI 5 declares a non-const array */
-#endif
+#include "world_rank.h"
 
 typedef int (*pinit_fn)(const void *, int, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Info, MPI_Request *);
 static pinit_fn next_Psend_init, next_Precv_init;
@@ -52,20 +36,11 @@ const char *ptr_preloaded_after(void)
     return lib && strncmp(lib, "libpartita-mpi", 14) == 0 ? "libpartita-mpi.so" : NULL;
 }
 
-/* The peer as a rank of MPI_COMM_WORLD (the key ranks are matched by). */
+/* The peer as a rank of MPI_COMM_WORLD (the key ranks are matched by);
+ * MPI_PROC_NULL and a peer outside it stay as given. */
 static int world_rank_of(MPI_Comm comm, int peer)
 {
-    if (peer < 0)
-        return peer; /* MPI_PROC_NULL */
-    int inter = 0, world = peer;
-    MPI_Group group, world_group;
-    PMPI_Comm_test_inter(comm, &inter);
-    if ((inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group)) != MPI_SUCCESS)
-        return peer;
-    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
-    PMPI_Group_translate_ranks(group, 1, &peer, world_group, &world);
-    PMPI_Group_free(&group);
-    PMPI_Group_free(&world_group);
+    int world = peer < 0 ? MPI_UNDEFINED : pt_world_rank(comm, peer);
     return world == MPI_UNDEFINED ? peer : world;
 }
 
