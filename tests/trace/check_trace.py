@@ -1,6 +1,7 @@
 """Checks the trace folders written by libpartita-trace for traced_program.
 
     check_trace.py counts DIR P R T [--partita]     exact event counts of one run
+    check_trace.py threads DIR P R T                new threads every round reuse the ids 1..T
     check_trace.py overflow DIR P R                 dropped events reported, no half round
     check_trace.py same DIR_A DIR_B                 two runs recorded the same partitioned events
     check_trace.py files DIR                        every rank file is partita.trace/1 JSON
@@ -97,6 +98,17 @@ def check_counts(folder: str, P: int, R: int, T: int, partita: bool) -> None:
     print(f"check_trace: {R} rounds of {P} partitions, {T} threads: ok")
 
 
+def check_thread_reuse(folder: str, P: int, R: int, T: int) -> None:
+    send = one_request(load(folder)[0], "send")
+    if len(send["rounds"]) != R or any(None in rnd["ready_ns"] for rnd in send["rounds"]):
+        fail(f"expected {R} rounds with {P} ready stamps")
+    for i, rnd in enumerate(send["rounds"]):
+        ids = set(rnd["ready_thread"])
+        if len(ids) != min(T, P) or not ids <= set(range(1, T + 1)):
+            fail(f"round {i}: thread ids {sorted(ids)}, expected {min(T, P)} of 1..{T} (ids of ended threads reused)")
+    print(f"check_trace: {R} rounds of new threads kept the ids 1..{T}: ok")
+
+
 def check_overflow(folder: str, P: int, R: int) -> None:
     docs = load(folder)
     send = one_request(docs[0], "send")
@@ -142,6 +154,8 @@ def main(argv: list[str]) -> None:
     what = argv[1] if len(argv) > 1 else ""
     if what == "counts" and len(argv) in (6, 7):
         check_counts(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), "--partita" in argv[6:])
+    elif what == "threads" and len(argv) == 6:
+        check_thread_reuse(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
     elif what == "overflow" and len(argv) == 5:
         check_overflow(argv[2], int(argv[3]), int(argv[4]))
     elif what == "same" and len(argv) == 4:

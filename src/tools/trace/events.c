@@ -4,6 +4,7 @@
  * events are counted as dropped and the time of the first drop is kept, so the
  * writer can leave out every round that may have lost events. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,6 +23,34 @@ static ptr_thread *threads;         /* PTR_MAX_THREADS slots */
 static atomic_int thread_count;
 static PTR_TLS int my_id = -1;
 static PTR_TLS ptr_thread *me;
+/* Slots of threads that ended, for the next new thread: a program that starts
+ * a thread per iteration must not run out of the PTR_MAX_THREADS slots. */
+static pthread_key_t slot_key;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static int free_ids[PTR_MAX_THREADS], nfree;
+static atomic_int any_free;
+
+static void thread_ended(void *slot)
+{
+    pthread_mutex_lock(&free_lock);
+    free_ids[nfree++] = (int)((ptr_thread *)slot - threads);
+    atomic_store(&any_free, 1);
+    pthread_mutex_unlock(&free_lock);
+}
+
+/* A free slot id, or a new one (once per thread, not per call). */
+static int take_id(void)
+{
+    int id = -1;
+    if (atomic_load(&any_free)) {
+        pthread_mutex_lock(&free_lock);
+        if (nfree)
+            id = free_ids[--nfree];
+        atomic_store(&any_free, nfree > 0);
+        pthread_mutex_unlock(&free_lock);
+    }
+    return id >= 0 ? id : atomic_fetch_add(&thread_count, 1);
+}
 
 int ptr_events_setup(const char *setting, char *err, int errlen)
 {
@@ -46,6 +75,10 @@ int ptr_events_setup(const char *setting, char *err, int errlen)
     }
     for (int i = 0; i < PTR_MAX_THREADS; i++)
         threads[i] = (ptr_thread){0};
+    if (pthread_key_create(&slot_key, thread_ended) != 0) {
+        snprintf(err, (size_t)errlen, "cannot create a thread-specific key");
+        return -1;
+    }
     return 0;
 }
 
@@ -58,11 +91,12 @@ ptr_thread *ptr_self(int *thread_id)
     if (!threads)
         return NULL;
     if (my_id < 0)
-        my_id = atomic_fetch_add(&thread_count, 1);
+        my_id = take_id();
     *thread_id = my_id;
     if (my_id >= PTR_MAX_THREADS)
         return NULL;
     me = &threads[my_id];
+    pthread_setspecific(slot_key, me); /* gives the slot back when the thread ends */
     return me;
 }
 
