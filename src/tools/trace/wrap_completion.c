@@ -1,7 +1,8 @@
 /* Completion calls: the Wait/Test that completes a partitioned round is an
  * event; every call's time counts as partitioned when a partitioned request is
  * among its handles, else as point-to-point. Partitioned requests are
- * persistent, so their handles are still valid after the call. */
+ * persistent, so their handles are still valid after the call. A call that
+ * returns an error completes nothing here (its outputs may be unset). */
 #include "trace.h"
 
 static int (*next_Wait)(MPI_Request *, MPI_Status *);
@@ -49,7 +50,8 @@ PTR_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
     int64_t t0 = ptr_ticks();
     int rc = next_Wait(request, status);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(completed(*request, t1)), t0, t1);
+    int partitioned = rc == MPI_SUCCESS ? completed(*request, t1) : ptr_registry_find(*request) >= 0;
+    ptr_account(category(partitioned), t0, t1);
     return rc;
 }
 
@@ -58,7 +60,7 @@ PTR_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int64_t t0 = ptr_ticks();
     int rc = next_Test(request, flag, status);
     int64_t t1 = ptr_ticks();
-    int partitioned = *flag ? completed(*request, t1) : ptr_registry_find(*request) >= 0;
+    int partitioned = rc == MPI_SUCCESS && *flag ? completed(*request, t1) : ptr_registry_find(*request) >= 0;
     ptr_account(category(partitioned), t0, t1);
     return rc;
 }
@@ -76,7 +78,9 @@ PTR_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Statu
     int64_t t0 = ptr_ticks();
     int rc = next_Waitall(count, array_of_requests, array_of_statuses);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(all_completed(count, array_of_requests, t1)), t0, t1);
+    int partitioned = rc == MPI_SUCCESS ? all_completed(count, array_of_requests, t1)
+                                        : any_partitioned(count, array_of_requests);
+    ptr_account(category(partitioned), t0, t1);
     return rc;
 }
 
@@ -85,7 +89,8 @@ PTR_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag
     int64_t t0 = ptr_ticks();
     int rc = next_Testall(count, array_of_requests, flag, array_of_statuses);
     int64_t t1 = ptr_ticks();
-    int partitioned = *flag ? all_completed(count, array_of_requests, t1) : any_partitioned(count, array_of_requests);
+    int partitioned = rc == MPI_SUCCESS && *flag ? all_completed(count, array_of_requests, t1)
+                                                 : any_partitioned(count, array_of_requests);
     ptr_account(category(partitioned), t0, t1);
     return rc;
 }
@@ -103,7 +108,8 @@ PTR_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *inde
     int64_t t0 = ptr_ticks();
     int rc = next_Waitany(count, array_of_requests, index, status);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(one_completed(count, array_of_requests, *index, t1)), t0, t1);
+    ptr_account(category(one_completed(count, array_of_requests, rc == MPI_SUCCESS ? *index : MPI_UNDEFINED, t1)),
+                t0, t1);
     return rc;
 }
 
@@ -112,7 +118,8 @@ PTR_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *inde
     int64_t t0 = ptr_ticks();
     int rc = next_Testany(count, array_of_requests, index, flag, status);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(one_completed(count, array_of_requests, *flag ? *index : MPI_UNDEFINED, t1)), t0, t1);
+    int index_done = rc == MPI_SUCCESS && *flag ? *index : MPI_UNDEFINED;
+    ptr_account(category(one_completed(count, array_of_requests, index_done, t1)), t0, t1);
     return rc;
 }
 
@@ -131,7 +138,8 @@ PTR_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *o
     int64_t t0 = ptr_ticks();
     int rc = next_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(some_completed(incount, array_of_requests, *outcount, array_of_indices, t1)), t0, t1);
+    int done = rc == MPI_SUCCESS ? *outcount : MPI_UNDEFINED;
+    ptr_account(category(some_completed(incount, array_of_requests, done, array_of_indices, t1)), t0, t1);
     return rc;
 }
 
@@ -141,6 +149,7 @@ PTR_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *o
     int64_t t0 = ptr_ticks();
     int rc = next_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     int64_t t1 = ptr_ticks();
-    ptr_account(category(some_completed(incount, array_of_requests, *outcount, array_of_indices, t1)), t0, t1);
+    int done = rc == MPI_SUCCESS ? *outcount : MPI_UNDEFINED;
+    ptr_account(category(some_completed(incount, array_of_requests, done, array_of_indices, t1)), t0, t1);
     return rc;
 }
