@@ -70,6 +70,7 @@ def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float
         raise ValueError(f"{trace.folder}: no send request with a recorded round to plot")
     rate = bandwidth or _measured_bandwidth(trace)
     fig, axes = plt.subplots(len(pairs), 1, figsize=(9, 2.2 + 2.8 * len(pairs)), squeeze=False)
+    estimated = False
     for ax, (send, recv) in zip(axes[:, 0], pairs):
         P, rows, labels = send.partitions, [], []
         shown = _rounds_shown(len(send.rounds))
@@ -92,6 +93,7 @@ def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float
                     transfer_us, colour = (a - t) / 1e3, MEASURED_COLOUR
                 elif rate:
                     transfer_us, colour = send.partition_bytes / rate * 1e6, ESTIMATED_COLOUR
+                    estimated = True
                 else:
                     transfer_us, colour = 0.0, ESTIMATED_COLOUR
                 rows.append((y, compute_us, transfer_us, colour))
@@ -105,11 +107,11 @@ def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float
                      f"{send.partition_bytes} B ({len(shown)} of {len(send.rounds)} rounds)", fontsize=10)
     legend = [Patch(color=COMPUTE_COLOUR, label="compute (first MPI_Pready to this one)"),
               Patch(color=MEASURED_COLOUR, label="transfer: MPI_Pready to first MPI_Parrived true")]
-    if rate:
+    if estimated:
         legend.append(Patch(color=ESTIMATED_COLOUR,
                             label=f"transfer estimated: bytes / {rate / 1e9:.3g} GB/s (arrival unknown)"))
-    axes[0, 0].legend(handles=legend, loc="lower right", fontsize=8)
-    fig.tight_layout()
+    fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     path = Path(path)
     fig.savefig(path, dpi=120)
     plt.close(fig)
