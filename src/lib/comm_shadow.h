@@ -13,8 +13,6 @@ int pt_shadow_init(void);     /* create the attribute key (at init) */
 void pt_shadow_finalize(void);
 int pt_shadow_attach(MPI_Comm comm);            /* collective over comm */
 int pt_shadow_lookup(MPI_Comm comm, MPI_Comm *shadow); /* 0, or -1 when comm has none */
-/* Rank in MPI_COMM_WORLD of `rank` in comm (the remote group for an
- * intercommunicator); MPI_UNDEFINED when it has none. */
-int pt_world_rank(MPI_Comm comm, int rank);
+#include "world_rank.h" /* pt_world_rank */
 
 #endif

@@ -9,24 +9,7 @@
 #include "partita/config.h"
 #include "partita/partita.h"
 
-#if !PARTITA_NATIVE_PARTITIONED
-/* This MPI predates MPI-4 partitioned communication: declare the calls. */
-int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_Pready(int partition, MPI_Request request);
-int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
-int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
-int MPI_Parrived(MPI_Request request, int partition, int *flag);
-#define PARTITA_PREADY_LIST_CONST 1
-#endif
-
-#ifdef PARTITA_PREADY_LIST_CONST
-#define LIST_CONST const
-#else
-#define LIST_CONST /* Open MPI 5 declares a non-const array */
-#endif
+#include "partitioned_decls.h" /* the calls on an MPI older than MPI-4; LIST_CONST */
 
 static int after_init(int rc)
 {

@@ -1,0 +1,118 @@
+"""The arrival-pattern figure of the network-native study (its Fig. 10-11): for
+each round of a send request, one horizontal bar per partition. The first part
+(compute colour) runs from the round's first MPI_Pready to this partition's
+MPI_Pready: how long the application kept it. The second part (transfer colour)
+is appended: the measured transfer, first MPI_Parrived == true on the receiver
+minus MPI_Pready, or, when the arrival is unknown, partition bytes / bandwidth
+(the seed's estimate; `bandwidth` in bytes/s, else the median bandwidth of the
+partitions whose transfer was measured in this trace). The seed measured from
+MPI_Start; we measure from the first MPI_Pready, so a compute phase before any
+partition is ready does not hide the spread of the ready times.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from partita.trace.perfetto import arrival_of
+from partita.trace.reader import Request, Trace
+
+COMPUTE_COLOUR = "tab:green"
+MEASURED_COLOUR = "black"
+ESTIMATED_COLOUR = "tab:grey"
+MAX_ROUNDS = 8
+MAX_REQUESTS = 6
+
+
+def _measured_bandwidth(trace: Trace) -> float | None:
+    """Median bytes/s over every partition with a known transfer time."""
+    rates = []
+    for send, recv in trace.pairs():
+        for i, rd in enumerate(send.rounds):
+            arrived = recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
+            for p, t in enumerate(rd.ready_ns or []):
+                a = arrival_of(send, recv, arrived, p) if t is not None else None
+                if a is not None and a > t:
+                    rates.append(send.partition_bytes / ((a - t) / 1e9))
+    return statistics.median(rates) if rates else None
+
+
+def _chosen(trace: Trace, request) -> list[tuple[Request, Request | None]]:
+    pairs = trace.pairs()
+    if request is None:
+        return pairs[:MAX_REQUESTS]
+    if isinstance(request, int):
+        if not 0 <= request < len(pairs):
+            raise ValueError(f"no send request number {request}: the trace has {len(pairs)}")
+        return [pairs[request]]
+    return [pr for pr in pairs if pr[0] is request]
+
+
+def _rounds_shown(n: int) -> list[int]:
+    """At most MAX_ROUNDS round indices, evenly spread over n rounds."""
+    if n <= MAX_ROUNDS:
+        return list(range(n))
+    return sorted({round(k * (n - 1) / (MAX_ROUNDS - 1)) for k in range(MAX_ROUNDS)})
+
+
+def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float | None = None) -> Path:
+    """Draws the arrival pattern of one send request (`request`: its index in
+    trace.pairs() or the Request itself) or of the first few, into `path` (PNG, PDF, SVG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    pairs = [pr for pr in _chosen(trace, request) if pr[0].rounds]
+    if not pairs:
+        raise ValueError(f"{trace.folder}: no send request with a recorded round to plot")
+    rate = bandwidth or _measured_bandwidth(trace)
+    fig, axes = plt.subplots(len(pairs), 1, figsize=(9, 2.2 + 2.8 * len(pairs)), squeeze=False)
+    estimated = False
+    for ax, (send, recv) in zip(axes[:, 0], pairs):
+        P, rows, labels = send.partitions, [], []
+        shown = _rounds_shown(len(send.rounds))
+        for k, i in enumerate(shown):
+            rd = send.rounds[i]
+            ready = [t for t in (rd.ready_ns or []) if t is not None]
+            if not ready:
+                continue
+            first = min(ready)
+            arrived = recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
+            base = k * (P + 2)
+            labels.append((base + P / 2, f"round {i}"))
+            for p, t in enumerate(rd.ready_ns):
+                if t is None:
+                    continue
+                y = base + p
+                compute_us = (t - first) / 1e3
+                a = arrival_of(send, recv, arrived, p)
+                if a is not None and a >= t:
+                    transfer_us, colour = (a - t) / 1e3, MEASURED_COLOUR
+                elif rate:
+                    transfer_us, colour = send.partition_bytes / rate * 1e6, ESTIMATED_COLOUR
+                    estimated = True
+                else:
+                    transfer_us, colour = 0.0, ESTIMATED_COLOUR
+                rows.append((y, compute_us, transfer_us, colour))
+        ax.barh([r[0] for r in rows], [r[1] for r in rows], height=0.8, color=COMPUTE_COLOUR)
+        ax.barh([r[0] for r in rows], [r[2] for r in rows], left=[r[1] for r in rows], height=0.8,
+                color=[r[3] for r in rows])
+        ax.set_yticks([y for y, _ in labels], [name for _, name in labels])
+        ax.invert_yaxis()
+        ax.set_xlabel("µs since the round's first MPI_Pready")
+        ax.set_title(f"rank {send.rank} -> {send.peer}, tag {send.tag}: {P} partitions of "
+                     f"{send.partition_bytes} B ({len(shown)} of {len(send.rounds)} rounds)", fontsize=10)
+    legend = [Patch(color=COMPUTE_COLOUR, label="compute (first MPI_Pready to this one)"),
+              Patch(color=MEASURED_COLOUR, label="transfer: MPI_Pready to first MPI_Parrived true")]
+    if estimated:
+        legend.append(Patch(color=ESTIMATED_COLOUR,
+                            label=f"transfer estimated: bytes / {rate / 1e9:.3g} GB/s (arrival unknown)"))
+    fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,92 @@
+"""The Perfetto timeline and the arrival-pattern figure of a synthetic trace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from trace_helpers import rank_doc, recv_request, send_request, write_trace
+
+from partita.trace.perfetto import write_perfetto
+from partita.trace.plot import plot_arrivals
+from partita.trace.reader import load_trace
+
+P, ROUNDS = 4, 3
+
+
+def synthetic(tmp_path, recv_offset_ns=0):
+    """Rank 0 sends 4 partitions to rank 1 (tag 5) in 3 rounds; threads 0 and 1
+    mark them alternately, partition 3 is 50 µs late (the laggard); every
+    partition arrives 2 µs after its ready, except partition 1 of the last round
+    (never polled true)."""
+    sends, recvs = [], []
+    for r in range(ROUNDS):
+        start = 1_000_000 * (r + 1)
+        ready = [start + 1_000 + 100 * p for p in range(P)]
+        ready[3] += 50_000
+        arrived = [t + 2_000 for t in ready]
+        if r == ROUNDS - 1:
+            arrived[1] = None
+        sends.append((start, ready, [p % 2 for p in range(P)], max(ready) + 3_000))
+        recvs.append((start - recv_offset_ns, [None if a is None else a - recv_offset_ns for a in arrived],
+                      max(ready) + 3_000 - recv_offset_ns))
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends)]),
+            rank_doc(1, 2, [recv_request(0, 0, 5, recvs)], offset_ns=recv_offset_ns)]
+    return load_trace(write_trace(tmp_path / "trace", docs))
+
+
+def slices(doc, cat):
+    return [e for e in doc["traceEvents"] if e["ph"] == "X" and e.get("cat") == cat]
+
+
+def test_perfetto_one_slice_per_partition_from_ready_to_arrival(tmp_path):
+    out = write_perfetto(synthetic(tmp_path), tmp_path / "t.json")
+    doc = json.loads(out.read_text())
+    parts = slices(doc, "partition")
+    assert len(parts) == P * ROUNDS
+    assert all(e["pid"] == 0 for e in parts)
+    known = [e for e in parts if e["args"]["ready_to_arrival_us"] is not None]
+    assert len(known) == P * ROUNDS - 1
+    assert all(e["dur"] == pytest.approx(2.0) for e in known)
+    unknown = [e for e in parts if "arrival unknown" in e["name"]]
+    assert [(e["args"]["round"], e["args"]["partition"]) for e in unknown] == [(ROUNDS - 1, 1)]
+    # the laggard: partition 3 in every round, named and coloured apart
+    laggards = [e for e in parts if e["name"].startswith("LAGGARD")]
+    assert [e["args"]["partition"] for e in laggards] == [3] * ROUNDS
+    assert {e["cname"] for e in laggards} != {e["cname"] for e in parts if e not in laggards}
+    assert len(slices(doc, "round")) == 2 * ROUNDS  # one per round on each side
+
+
+def test_perfetto_tracks_per_rank_and_thread_never_overlap(tmp_path):
+    doc = json.loads(write_perfetto(synthetic(tmp_path), tmp_path / "t.json").read_text())
+    names = {(e["pid"], e["args"]["name"]) for e in doc["traceEvents"] if e["name"] == "process_name"}
+    assert names == {(0, "rank 0 (h0)"), (1, "rank 1 (h1)")}
+    by_track: dict = {}
+    for e in slices(doc, "partition"):
+        by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    # threads 0 and 1 each have their own track (or lanes of it)
+    assert {tid // 1000 for _, tid in by_track} == {0, 1}
+    for spans in by_track.values():
+        spans.sort()
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
+
+
+def test_perfetto_applies_the_receivers_clock_offset(tmp_path):
+    # the receiver's clock is 7 ms behind: the reader shifts it, so the slices stay 2 µs long
+    doc = json.loads(write_perfetto(synthetic(tmp_path, recv_offset_ns=7_000_000), tmp_path / "t.json").read_text())
+    known = [e for e in slices(doc, "partition") if e["args"]["ready_to_arrival_us"] is not None]
+    assert known and all(e["dur"] == pytest.approx(2.0) for e in known)
+
+
+def test_plot_writes_a_png(tmp_path):
+    out = plot_arrivals(synthetic(tmp_path), tmp_path / "arrivals.png")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
+    out2 = plot_arrivals(synthetic(tmp_path), tmp_path / "one.png", request=0, bandwidth=1e9)
+    assert out2.stat().st_size > 5_000
+
+
+def test_plot_rejects_an_unknown_request(tmp_path):
+    with pytest.raises(ValueError, match="no send request number 3"):
+        plot_arrivals(synthetic(tmp_path), tmp_path / "x.png", request=3)
+    assert not (tmp_path / "x.png").exists()
