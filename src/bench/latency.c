@@ -331,10 +331,7 @@ static void text_preamble(FILE *f, const pt_ctx *ctx, const lat_config *cfg)
     fprintf(f, "\n# OSU MPI Partitioned Latency Test layout (OMB 7.5), partita-latency v%s\n", PARTITA_VERSION);
     fprintf(f, "# MPI library: %s\n", ctx->library);
     fprintf(f, "# Ranks: %d on %d node%s\n", ctx->size, ctx->nodes, ctx->nodes == 1 ? "" : "s");
-    const char *preload = getenv("LD_PRELOAD");
-    const char *policy = getenv("PARTITA_POLICY");
-    if (preload && *preload)
-        fprintf(f, "# Implementation: LD_PRELOAD=%s PARTITA_POLICY=%s\n", preload, policy ? policy : "(default)");
+    pt_text_implementation(f);
     fprintf(f, "# Partitions: %d\n", cfg->partitions);
     fprintf(f, "# Compute: the pass-1 latency on rank 0 (%s), %d MPI_Test calls\n",
             compute_modes[cfg->c.compute_mode], cfg->test_calls);
