@@ -28,3 +28,22 @@ function(partita_mpi_test)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
   endif()
 endfunction()
+
+# partita_mpi_error_cases(PREFIX p NP np [TIMEOUT s] COMMAND prog... CASES "name|arguments|regex"...):
+# one EXPECT_ERROR test per case, named p.name: the program run with the arguments must exit
+# non-zero within the timeout and print something matching regex.
+function(partita_mpi_error_cases)
+  cmake_parse_arguments(E "" "PREFIX;NP;TIMEOUT" "COMMAND;CASES" ${ARGN})
+  if(NOT E_TIMEOUT)
+    set(E_TIMEOUT 60)
+  endif()
+  foreach(case ${E_CASES})
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 argstr)
+    list(GET parts 2 regex)
+    separate_arguments(args UNIX_COMMAND "${argstr}")
+    partita_mpi_test(NAME ${E_PREFIX}.${name} NP ${E_NP} TIMEOUT ${E_TIMEOUT} COMMAND ${E_COMMAND} ${args}
+      EXPECT_ERROR "${regex}")
+  endforeach()
+endfunction()

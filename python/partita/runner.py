@@ -60,6 +60,8 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         print(f"[{i}/{len(jobs)}] {label} ...", end="", file=log, flush=True)
         entry = {"name": spec.name, "program": spec.program, "impl": impl, "np": np, "args": spec.args,
                  "launch": launch, "launches": launches}
+        if spec.description:
+            entry["description"] = spec.description
         base = safe(f"{spec.name}-{impl}" + (f"-{launch}" if launches > 1 else ""))
         t0 = time.monotonic()
         try:

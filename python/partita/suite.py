@@ -10,6 +10,8 @@
     impl = ["native", "partita:timer"]   # optional, default ["native"]
     timeout = 120                 # seconds, optional (default 600)
     env = {PARTITA_PROGRESS_THREAD = "1"}   # optional: extra environment of every run
+    description = "..."           # optional: what the run reproduces and how it is scaled down
+                                  # (kept in the results folder's manifest)
     repeat = 3                    # optional (also at the top, for every run): launches of every
                                   # implementation, interleaved, pooled in the summary (default 1)
 """
@@ -36,6 +38,7 @@ class RunSpec:
     timeout: float
     env: dict[str, str] = field(default_factory=dict)
     repeat: int = 1
+    description: str = ""
 
 
 @dataclass
@@ -87,7 +90,8 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         where = f"{label}, run {i}"
         if not isinstance(r, dict):
             raise SuiteError(f"{where}: must be a table")
-        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout", "env", "repeat"}
+        unknown = set(r) - {"name", "program", "args", "np", "impl", "timeout", "env", "repeat",
+                         "description"}
         if unknown:
             raise SuiteError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         for key in ("name", "program"):
@@ -112,6 +116,9 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         env = r.get("env", {})
         if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
             raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")
+        description = r.get("description", "")
+        if not isinstance(description, str):
+            raise SuiteError(f"{where}: 'description' must be a string")
         suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout),
-                                  {k: str(v) for k, v in env.items()}, repeat))
+                                  {k: str(v) for k, v in env.items()}, repeat, description))
     return suite

@@ -48,6 +48,7 @@ def test_builtin_suites_parse():
     ({"run": [{"name": "a", "program": "x"}, {"name": "a", "program": "y"}]}, "duplicate"),
     ({"run": [{"name": "a", "program": "x", "timeout": -1}]}, "'timeout'"),
     ({"run": [{"name": "a", "program": "x", "env": ["A=1"]}]}, "'env'"),
+    ({"run": [{"name": "a", "program": "x", "description": 3}]}, "'description'"),
 ])
 def test_bad_suites(data, msg):
     with pytest.raises(SuiteError, match=re.escape(msg)):
@@ -123,6 +124,12 @@ def test_compare_marks_significant_changes(tmp_path):
     assert p.returncode == 0 and "lower" in p.stdout
     p = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "nothing"))
     assert p.returncode == 2 and "manifest.json" in p.stderr
+
+
+def test_run_description_is_kept():
+    s = parse_suite({"run": [{"name": "a", "program": "x", "description": "Fig. 4, 1/10 scale"},
+                             {"name": "b", "program": "x"}]}, "t", "t.toml")
+    assert [r.description for r in s.runs] == ["Fig. 4, 1/10 scale", ""]
 
 
 def test_suite_env_is_kept():

@@ -308,6 +308,14 @@ void pt_json_head(pt_json *j, const pt_ctx *ctx, const pt_common *c)
 
 void pt_json_config_end(pt_json *j) { pt_json_object_end(j); }
 
+void pt_text_implementation(FILE *f)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    const char *policy = getenv("PARTITA_POLICY");
+    if (preload && *preload)
+        fprintf(f, "# Implementation: LD_PRELOAD=%s PARTITA_POLICY=%s\n", preload, policy ? policy : "(default)");
+}
+
 void pt_text_preamble(FILE *f, const pt_ctx *ctx, const pt_common *c, const char *title)
 {
     char noise[64];
@@ -317,10 +325,7 @@ void pt_text_preamble(FILE *f, const pt_ctx *ctx, const pt_common *c, const char
     fprintf(f, "# Thread level: requested %s, provided %s\n", pt_thread_level_name(ctx->thread_requested),
             pt_thread_level_name(ctx->thread_provided));
     fprintf(f, "# Ranks: %d on %d node%s\n", ctx->size, ctx->nodes, ctx->nodes == 1 ? "" : "s");
-    const char *preload = getenv("LD_PRELOAD");
-    const char *policy = getenv("PARTITA_POLICY");
-    if (preload && *preload)
-        fprintf(f, "# Implementation: LD_PRELOAD=%s PARTITA_POLICY=%s\n", preload, policy ? policy : "(default)");
+    pt_text_implementation(f);
     fprintf(f, "# Threads: %d\n", c->threads);
     fprintf(f, "# Compute: %g us per thread (%s), noise %s", c->compute_us, pt_compute_mode_name(c->compute_mode), noise);
     if (c->noise.kind == PT_NOISE_SINGLE || c->noise.kind == PT_NOISE_DELAY) {

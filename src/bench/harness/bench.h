@@ -97,6 +97,8 @@ void pt_json_config_end(pt_json *j);
 void pt_json_metric(pt_json *j, const pt_metric *m);
 /* Text: '#'-prefixed preamble lines (OMB shape) with the run metadata. */
 void pt_text_preamble(FILE *f, const pt_ctx *ctx, const pt_common *c, const char *title);
+/* Text: the "# Implementation: LD_PRELOAD=... PARTITA_POLICY=..." line, when a library is preloaded. */
+void pt_text_implementation(FILE *f);
 /* Text: one table cell "median [ci_lo,ci_hi]" right-aligned in `width` columns. */
 void pt_text_metric_cell(FILE *f, const pt_metric *m, int width);
 /* CSV: one row per (case, metric); case_cols are "name=value" pairs. */
