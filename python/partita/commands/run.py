@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .. import cluster
 from ..launch import BuildInfo, LaunchError
 from ..report import print_run_summary
 from ..runner import results_folder, run_suite
@@ -26,6 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
     p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most)")
     p.add_argument("--launcher", help="launch with this command instead of mpiexec, e.g. 'srun' (gets -n NP)")
+    p.add_argument("--cluster", metavar="emulated:HOSTS[:RATE]",
+                   help="run across an emulated cluster on this machine (root; docs/two-hosts.md), e.g. "
+                   "emulated:2 or emulated:2:1gbit: the running one, else one brought up for the run and taken "
+                   "down after it; the ranks are spread evenly over the hosts and the manifest records hosts "
+                   "and link rate")
     p.add_argument("--impl", help="comma-separated implementations for every run, e.g. native,partita:timer "
                    "(default: each run's own list)")
     p.add_argument("--repeat", type=int, help="launch every implementation of every run this many times, "
@@ -47,11 +53,18 @@ def main(args: argparse.Namespace) -> int:
             print(f"partita run: error: --{opt} must be at least 1", file=sys.stderr)
             return 2
     impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl else None
-    out = results_folder(args.out, suite)
-    print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
-    if suite.description:
-        print(f"partita: {suite.description}")
-    manifest = run_suite(suite, build, out, args.np, args.launcher, impls, args.repeat)
+    try:
+        if args.cluster:
+            if args.launcher:
+                raise LaunchError("--cluster and --launcher exclude each other")
+            spec, launcher = cluster.parse_spec(args.cluster), cluster.launcher(build)
+            with cluster.session(spec, log=sys.stdout) as where:
+                manifest, out = _run(args, suite, build, impls, launcher, {"cluster": where})
+        else:
+            manifest, out = _run(args, suite, build, impls, args.launcher, {})
+    except LaunchError as e:
+        print(f"partita run: error: {e}", file=sys.stderr)
+        return 2
     print()
     print_run_summary(out, manifest)
     failed = [r for r in manifest["runs"] if r["status"] == "failed"]
@@ -59,3 +72,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita: {len(failed)} run(s) failed; see the .log files in {out}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run(args, suite, build, impls, launcher, meta):
+    out = results_folder(args.out, suite)
+    print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
+    if suite.description:
+        print(f"partita: {suite.description}")
+    if meta.get("cluster"):
+        c = meta["cluster"]
+        print(f"partita: across {len(c['hosts'])} emulated hosts ({', '.join(c['hosts'])}), link {c['rate']}")
+    return run_suite(suite, build, out, args.np, launcher, impls, args.repeat, meta=meta), out
