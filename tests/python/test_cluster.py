@@ -52,3 +52,13 @@ def test_cluster_up_refuses_bad_input_before_touching_anything(args, message):
     p = run_cli("cluster", "up", *args)
     assert p.returncode == 2
     assert f"partita cluster: error: {message}" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_partita_launcher_environment_variable_is_the_default_launcher(build, monkeypatch):
+    from partita.launch import launch_command
+    monkeypatch.setenv("PARTITA_LAUNCHER", "env X=1 my-launcher --flag")
+    cmd = launch_command(build, "partita-p2p", ["-i", "1"], 4, {})
+    assert cmd[:6] == ["env", "X=1", "my-launcher", "--flag", "-n", "4"] and cmd[-2:] == ["-i", "1"]
+    assert launch_command(build, "partita-p2p", [], 2, {}, launcher="srun")[:3] == ["srun", "-n", "2"]
+    monkeypatch.delenv("PARTITA_LAUNCHER")
+    assert launch_command(build, "partita-p2p", [], 2, {})[0] == build.mpiexec
