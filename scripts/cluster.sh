@@ -131,6 +131,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $HOSTS =~ ^[0-9]+$ ]] && [ "$HOSTS" -ge 2 ] && [ "$HOSTS" -le 64 ] || die "--hosts must be 2..64"
+[[ $MTU =~ ^[0-9]+$ ]] && [ "$MTU" -ge 1280 ] && [ "$MTU" -le 65535 ] || die "--mtu must be 1280..65535"
+rate_bits "$RATE" >/dev/null  # a bad rate stops here, before a running cluster is removed
 case "$cmd" in
   check) need_tools || exit 77 ;;
   up) need_tools || exit 77; up; status ;;

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", metavar="emulated:HOSTS[:RATE]",
                    help="run across an emulated cluster on this machine (root; docs/two-hosts.md), e.g. "
                    "emulated:2 or emulated:2:1gbit: the running one, else one brought up for the run and taken "
-                   "down after it; the ranks are spread evenly over the hosts and the manifest records hosts "
+                   "down after it; ranks fill the hosts in order, ceil(NP/hosts) per host; the manifest records hosts "
                    "and link rate")
     p.add_argument("--impl", help="comma-separated implementations for every run, e.g. native,partita:timer "
                    "(default: each run's own list)")
