@@ -37,6 +37,14 @@ need_tools() {
   fi
   if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then echo "cluster.sh: ip/tc (iproute2) not available"; return 1; fi
   if ! command -v unshare >/dev/null; then echo "cluster.sh: unshare (util-linux) not available"; return 1; fi
+  # root in a container may still lack the rights or kernel modules: try every piece in a
+  # throw-away namespace (gone when the probe exits)
+  local err
+  if ! err=$(unshare --net --uts sh -c 'hostname probe && ip link add pa type veth peer name pb &&
+      ip link add pbr type bridge && tc qdisc add dev pa root tbf rate 1gbit burst 32k limit 1m' 2>&1); then
+    echo "cluster.sh: this machine cannot emulate hosts (network namespace, veth, bridge or tbf): ${err//$'\n'/ }"
+    return 1
+  fi
   return 0
 }
 
