@@ -78,8 +78,8 @@ def down() -> None:
 
 def launcher(build: BuildInfo) -> str:
     """The --launcher command that runs a job across the cluster (it gets -n NP PROGRAM ARGS)."""
-    if build.mpi_flavor != "mpich":
-        raise LaunchError(f"the emulated cluster needs MPICH's Hydra mpiexec; this build uses {build.mpi_flavor}")
+    if build.mpi_flavor not in ("mpich", "openmpi"):
+        raise LaunchError(f"the emulated cluster runs MPICH (Hydra) or Open MPI jobs; this build uses {build.mpi_flavor}")
     return f"env MPIEXEC={shlex.quote(build.mpiexec)} bash {shlex.quote(str(CLUSTER_MPIEXEC_SH))}"
 
 

@@ -28,7 +28,7 @@ def test_bad_spec_is_refused(text):
 
 
 def test_launcher_runs_the_cluster_script_with_this_builds_mpiexec(build):
-    if build.mpi_flavor != "mpich":
+    if build.mpi_flavor not in ("mpich", "openmpi"):
         with pytest.raises(LaunchError, match="Hydra"):
             cluster.launcher(build)
         return
