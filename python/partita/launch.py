@@ -128,8 +128,11 @@ def check_launcher(launcher: str | None) -> None:
 
 def launch_command(build: BuildInfo, program: str, args: list[str], np: int,
                    env: dict[str, str], launcher: str | None = None) -> list[str]:
-    """The command line that runs `program` on np ranks with `env` exported."""
+    """The command line that runs `program` on np ranks with `env` exported. Without a
+    launcher, $PARTITA_LAUNCHER is one (so that every command, e.g. `partita model
+    --validate`, can run across hosts)."""
     exe = str(build.program(program))
+    launcher = launcher or os.environ.get("PARTITA_LAUNCHER") or None
     if launcher:
         # e.g. "srun" or "srun --mpi=pmix": the environment is inherited
         return shlex.split(launcher) + ["-n", str(np), exe, *args]

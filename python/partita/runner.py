@@ -42,8 +42,9 @@ def launch_order(suite: Suite, impls_override: list[str] | None = None,
 
 def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None = None,
               launcher: str | None = None, impls_override: list[str] | None = None,
-              repeat_override: int | None = None, log=sys.stdout) -> dict:
-    """Run everything, write out/manifest.json and one JSON + log per launch; return the manifest."""
+              repeat_override: int | None = None, log=sys.stdout, meta: dict | None = None) -> dict:
+    """Run everything, write out/manifest.json and one JSON + log per launch; return the manifest.
+    `meta`: more top-level manifest entries (e.g. "cluster": the hosts and link rate)."""
     jobs = launch_order(suite, impls_override, repeat_override)
     manifest = {
         "schema": RUN_SCHEMA,
@@ -52,6 +53,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         "started": dt.datetime.now().isoformat(timespec="seconds"),
         "build": build.raw,
         "launcher": launcher,
+        **(meta or {}),
         "runs": [],
     }
     for i, (spec, impl, launch, launches) in enumerate(jobs, 1):

@@ -17,7 +17,8 @@
 #   --policies        comma list for every MPI; see POLICIES in run_suites.py, or
 #                     NAME:KEY=VALUE,... (quote it)
 # Environment: VENV, BUILD_DIR (as the Makefile), MPICC (a system MPI instead of the wheel),
-# PEER_WORK (default peer-tests-work), PEER_MPIS, PEER_POLICIES, PEER_LEVEL.
+# PEER_WORK (default peer-tests-work), PEER_MPIS, PEER_POLICIES, PEER_LEVEL, PEER_MPIEXEC (the
+# launcher instead of the mpiexec next to the compiler wrapper, e.g. scripts/cluster-mpiexec.sh).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/peer"
@@ -137,7 +138,7 @@ for mpi in "${mpi_list[@]}"; do
     [ "$mpi_level" = full ] && mpi_policies=$main_policies,$extra_policies
   fi
   say "running the suites for $mpi ($mpi_level level; policies $mpi_policies)"
-  "$python" "$here/run_suites.py" run --mpi "$mpi" --flavour "$flavour" --mpiexec "$(dirname "$mpicc")/mpiexec" \
+  "$python" "$here/run_suites.py" run --mpi "$mpi" --flavour "$flavour" --mpiexec "${PEER_MPIEXEC:-$(dirname "$mpicc")/mpiexec}" \
     --bindir "$bindir" --mpich-src "$mpich_src" --mpi4py-src "$mpi4py_src" --python "$venv/bin/python" \
     --pythonpath "$pydir" --interposer "$build/lib/libpartita-mpi.so" --policies "$mpi_policies" --level "$mpi_level" \
     --mpi4py-missing "$mpi4py_missing" --results "$results/$mpi.jsonl" --expectations "$here/expectations.txt" || status=1

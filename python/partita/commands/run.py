@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .. import cluster
 from ..launch import BuildInfo, LaunchError, check_launcher, parse_impl
 from ..report import print_run_summary
 from ..runner import results_folder, run_suite
@@ -26,6 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
     p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most)")
     p.add_argument("--launcher", help="launch with this command instead of mpiexec, e.g. 'srun' (gets -n NP)")
+    p.add_argument("--cluster", metavar="emulated:HOSTS[:RATE]",
+                   help="run across an emulated cluster on this machine (root; docs/two-hosts.md), e.g. "
+                   "emulated:2 or emulated:2:1gbit: the running one, else one brought up for the run and taken "
+                   "down after it; ranks fill the hosts in order, ceil(NP/hosts) per host; the manifest records hosts "
+                   "and link rate")
     p.add_argument("--impl", help="comma-separated implementations for every run, e.g. native,partita:timer "
                    "(default: each run's own list)")
     p.add_argument("--repeat", type=int, help="launch every implementation of every run this many times, "
@@ -52,22 +58,20 @@ def main(args: argparse.Namespace) -> int:
             raise LaunchError("--impl names no implementation")
         for impl in impls or []:
             parse_impl(impl)
+        if args.cluster and args.launcher:
+            raise LaunchError("--cluster and --launcher exclude each other")
         check_launcher(args.launcher)
+        if args.cluster:
+            spec, launcher = cluster.parse_spec(args.cluster), cluster.launcher(build)
+            with cluster.session(spec, log=sys.stdout) as where:
+                manifest, out = _run(args, suite, build, impls, launcher, {"cluster": where})
+        else:
+            manifest, out = _run(args, suite, build, impls, args.launcher, {})
     except LaunchError as e:
         print(f"partita run: error: {e}", file=sys.stderr)
         return 2
-    try:
-        out = results_folder(args.out, suite)
-    except OSError as e:
-        print(f"partita run: error: cannot create the results folder in {args.out}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
-    if suite.description:
-        print(f"partita: {suite.description}")
-    try:
-        manifest = run_suite(suite, build, out, args.np, args.launcher, impls, args.repeat)
-    except OSError as e:  # e.g. the results folder became unwritable or the disk is full
-        print(f"\npartita run: error: cannot write the results in {out}: {e}", file=sys.stderr)
+    except _ResultsUnwritable as e:
+        print(f"partita run: error: {e}", file=sys.stderr)
         return 2
     print()
     print_run_summary(out, manifest)
@@ -81,3 +85,24 @@ def main(args: argparse.Namespace) -> int:
               f"see {out / 'manifest.json'})", file=sys.stderr)
         return 1
     return 0
+
+
+class _ResultsUnwritable(Exception):
+    """The results folder could not be created or written (message says where)."""
+
+
+def _run(args, suite, build, impls, launcher, meta):
+    try:
+        out = results_folder(args.out, suite)
+    except OSError as e:
+        raise _ResultsUnwritable(f"cannot create the results folder in {args.out}: {e.strerror or e}") from e
+    print(f"partita: suite {suite.name} ({len(suite.runs)} runs) -> {out}")
+    if suite.description:
+        print(f"partita: {suite.description}")
+    if meta.get("cluster"):
+        c = meta["cluster"]
+        print(f"partita: across {len(c['hosts'])} emulated hosts ({', '.join(c['hosts'])}), link {c['rate']}")
+    try:
+        return run_suite(suite, build, out, args.np, launcher, impls, args.repeat, meta=meta), out
+    except OSError as e:  # e.g. the results folder became unwritable or the disk is full
+        raise _ResultsUnwritable(f"cannot write the results in {out}: {e}") from e
