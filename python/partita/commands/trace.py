@@ -32,12 +32,14 @@ Trace the partitioned communication of any MPI program, and analyse the trace.
   partita trace export DIR [--perfetto FILE] [--plot FILE] [--request N]
       write a Perfetto / chrome://tracing timeline and/or the arrival-pattern figure
 
-The tracer is prepended to LD_PRELOAD. When LD_PRELOAD already holds libpartita-mpi.so,
---order says where the tracer goes: `before` (default) puts it first, so it records
-the partitions exactly as the program marks them and libpartita aggregates below it;
-`after` puts it behind libpartita. The launcher must pass LD_PRELOAD and PARTITA_TRACE
-to the ranks (MPICH's mpiexec and srun do; Open MPI's mpiexec needs
--x LD_PRELOAD -x PARTITA_TRACE)."""
+The tracer is prepended to LD_PRELOAD. When LD_PRELOAD already holds libpartita-mpi.so
+(the program runs on libpartita), --order says where the tracer goes: `before`
+(default) puts it first, so it records the partitions exactly as the program marks
+them and libpartita aggregates below it; `after` puts it behind libpartita, whose
+MPI_* calls would hide the program's from it, so the tracer then runs the program once
+more with itself first, before MPI starts: both orders record the same events
+(docs/trace.md). The launcher must pass LD_PRELOAD and PARTITA_TRACE to the ranks
+(MPICH's mpiexec and srun do; Open MPI's mpiexec needs -x LD_PRELOAD -x PARTITA_TRACE)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -32,8 +32,8 @@ class Case:
     total_bytes: int
     partitions: int
     rounds: list[RoundPattern]
-    current_policy: str = "none"  # how it is sent now: 'none' (native MPI, one message per partition) or a policy
-    current_note: str = "one message per partition, as the MPI library sends it"
+    current_policy: str = "none"  # how it is sent now: a candidate policy (sources.native_policy for native MPI)
+    current_note: str = "one message per partition"
     laggard_thread: int | None = None
     laggard_share: float = 0.0
     laggard_delay_us: float | None = None
@@ -44,7 +44,7 @@ class Case:
 @dataclass(frozen=True)
 class Candidate:
     partitions: int
-    policy: str                  # none | model | timer
+    policy: str                  # none | bulk | model | timer
     delta_us: float | None = None  # timer: δ
     delay_us: float = 0.0        # model: PARTITA_DELAY_US planned for
     messages: int = 0            # transport messages when every partition is ready at once (model layout)
@@ -54,6 +54,8 @@ class Candidate:
     def describe(self) -> str:
         if self.policy == "none":
             return "one message per partition"
+        if self.policy == "bulk":
+            return "one message once every partition is ready"
         if self.policy == "model":
             d = f", delay {self.delay_us:.0f} µs" if self.delay_us > 0 else ""
             return f"libpartita model policy ({self.messages} message{'s' if self.messages != 1 else ''}{d})"
@@ -61,10 +63,13 @@ class Candidate:
 
     def env(self) -> str:
         if self.policy == "none":
-            return "native MPI (or PARTITA_POLICY=none)"
+            return "libpartita, PARTITA_POLICY=none"
+        if self.policy == "bulk":
+            return "libpartita, PARTITA_POLICY=bulk"
         if self.policy == "model":
-            return "PARTITA_POLICY=model" + (f" PARTITA_DELAY_US={self.delay_us:.0f}" if self.delay_us > 0 else "")
-        return f"PARTITA_POLICY=timer PARTITA_DELTA_US={self.delta_us:.0f}"
+            return "libpartita, PARTITA_POLICY=model" + (f" PARTITA_DELAY_US={self.delay_us:.0f}"
+                                                           if self.delay_us > 0 else "")
+        return f"libpartita, PARTITA_POLICY=timer PARTITA_DELTA_US={self.delta_us:.0f}"
 
 
 @dataclass
@@ -173,6 +178,8 @@ def predict_round(params: Params, c: Candidate, total: int, ready: list[float]) 
     """Model time from the last MPI_Pready to the last byte at the receiver, one round."""
     if c.policy == "none":
         t = params.grouped_us(total, c.partitions, c.partitions, ready)
+    elif c.policy == "bulk":
+        t = params.grouped_us(total, c.partitions, 1, ready)
     elif c.policy == "model" or c.cut:
         t = params.cut_us(total, c.partitions, c.messages, ready) if c.cut and c.messages <= c.partitions \
             else params.grouped_us(total, c.partitions, c.messages, ready)
@@ -195,6 +202,8 @@ def candidates(params: Params, case: Case) -> list[Candidate]:
     lag = case.laggard_delay_us if case.laggard_share >= CONSISTENT_LAGGARD else None
     for p in partition_counts(total, case.partitions):
         out.append(Candidate(p, "none", messages=p))
+        if p == case.partitions:  # the same message for every partition count
+            out.append(Candidate(p, "bulk", messages=1))
         n, cut = params.optimal_layout(total, p, 0.0)
         out.append(Candidate(p, "model", messages=n, cut=cut))
         if lag:

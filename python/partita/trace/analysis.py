@@ -79,16 +79,19 @@ def round_patterns(send: Request, recv: Request | None = None) -> list[RoundPatt
 
 def min_delta_us(rounds: list[RoundPattern]) -> float | None:
     """The seed's minimum timer δ (network-native study, Sec. V-C3, Fig. 12): the mean
-    ready time of each partition over the rounds in which it was not the laggard's
-    (measured from MPI_Start, as the seed's profiler did), then the difference between
-    the first and the last of these means. None with fewer than two such partitions."""
+    ready time of each partition over the rounds in which it was not the laggard's, then
+    the difference between the first and the last of these means. None with fewer than
+    two such partitions. Ready times count from the round's first MPI_Pready, not from
+    MPI_Start as the seed's profiler did: a program may start a round long before it
+    computes (partita-p2p: 1-11 ms), and as each partition's mean leaves out different
+    rounds, that varying lead would enter the means (docs/trace-analysis.md)."""
     sums: dict[int, float] = {}
     counts: Counter[int] = Counter()
     for r in rounds:
         _, lag = r.laggard()
         for u, t in enumerate(r.ready_us):
             if u not in lag:
-                sums[u] = sums.get(u, 0.0) + (t - r.start_us)
+                sums[u] = sums.get(u, 0.0) + t
                 counts[u] += 1
     means = [sums[u] / counts[u] for u in sums]
     if len(means) < 2:

@@ -14,7 +14,19 @@ from .analysis import RoundPattern, laggard_stats, min_delta_us, round_patterns,
 from .reader import Request, Trace, TraceError, load_trace
 
 LIBPARTITA_NOTE = "libpartita's default model policy (the trace does not record PARTITA_POLICY)"
-NATIVE_NOTE = "one message per partition, as the MPI library sends it"
+
+
+def native_policy(mpi_library: str | None) -> tuple[str, str]:
+    """How the MPI library's own partitioned path sends, as a candidate policy: MPICH
+    (main, ch4 active messages) sends the whole buffer once every partition is ready;
+    Open MPI's persist component one message per partition (our study of both,
+    docs/trace-analysis.md)."""
+    lib = mpi_library or ""
+    if "Open MPI" in lib:
+        return "none", "Open MPI's native path: one message per partition"
+    if "MPICH" in lib or "Intel" in lib or "MVAPICH" in lib:
+        return "bulk", "MPICH's native path: one message once every partition is ready"
+    return "none", "the MPI library's native path, modelled as one message per partition"
 
 
 class SourceError(ValueError):
@@ -36,7 +48,7 @@ def _current(trace: Trace, rank: int) -> tuple[str, str]:
     r = next(x for x in trace.ranks if x.rank == rank)
     if r.preloaded_after and "libpartita" in r.preloaded_after:
         return "model", LIBPARTITA_NOTE
-    return "none", NATIVE_NOTE
+    return native_policy(r.mpi_library)
 
 
 def cases_from_trace(trace: Trace, per_request: bool = False) -> list[Case]:
@@ -85,10 +97,10 @@ def _pattern(config: dict, threads: int) -> Pattern:
     return Pattern("all", 0.0)
 
 
-def _policy_of(impl: str | None, env_policy: str | None) -> tuple[str, str]:
+def _policy_of(impl: str | None, env_policy: str | None, mpi_library: str | None) -> tuple[str, str]:
     policy = (impl.split(":", 1)[1] if impl and impl.startswith("partita:") else None) or env_policy
     if not policy:
-        return "none", NATIVE_NOTE
+        return native_policy(mpi_library)
     return policy, f"libpartita's {policy} policy"
 
 
@@ -96,7 +108,8 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
     if doc.get("benchmark") != "p2p":
         return []
     config = doc.get("config", {})
-    policy, note = _policy_of(impl, doc.get("environment", {}).get("partita_policy"))
+    env = doc.get("environment", {})
+    policy, note = _policy_of(impl, env.get("partita_policy"), env.get("mpi_library"))
     out = []
     for r in doc.get("results", []):
         case, metrics = r.get("case", {}), r.get("metrics") or {}
