@@ -105,3 +105,10 @@ def test_native_paths():
     assert native_policy("MPICH Version: 5.0.2")[0] == "bulk"
     assert native_policy("Open MPI v5.0.5, package: Open MPI")[0] == "none"
     assert native_policy(None)[0] == "none"
+
+
+def test_keep_partitions_limits_the_candidates(tmp_path, params):
+    [case] = cases_from_trace(laggard_trace(tmp_path, partitions=8))
+    adv = advise_case(params, case, keep_partitions=True)
+    assert {o.candidate.partitions for o in adv.outcomes} == {8}
+    assert len({o.candidate.partitions for o in advise_case(params, case).outcomes}) > 1

@@ -111,3 +111,12 @@ def test_mpi_share_per_rank(tmp_path):
     s0, s1 = rank_shares(load_trace(write_trace(tmp_path / "t", docs)))
     assert s0.mpi_share == pytest.approx(0.35) and s0.p2p_share == pytest.approx(0.25)
     assert s1.mpi_share == 0.0 and s1.wall_us == 2000
+
+
+def test_median_delta_ignores_one_descheduled_round(tmp_path):
+    rounds = [(0, [0, 10, 20, 500]), (1000, [0, 10, 20, 500]), (2000, [0, 10, 20, 500]), (3000, [0, 10, 2020, 2500])]
+    sends = [(s * US, [(s + r) * US for r in rs], [0, 1, 2, 3], None) for s, rs in rounds]
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 0, sends)])]))
+    a = analyse(t)[0]
+    assert a.min_delta_us == pytest.approx(20 + 2000 / 4)  # the seed's means: partition 2's mean moves
+    assert a.min_delta_median_us == pytest.approx(20.0)

@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "set for the traced MPI library)")
     p.add_argument("--per-request", action="store_true",
                    help="one advice per send request instead of per (message size, partition count)")
+    p.add_argument("--keep-partitions", action="store_true",
+                   help="only candidates with the program's own partition count (when the code fixes it)")
     p.set_defaults(func=main)
 
 
@@ -53,6 +55,6 @@ def main(args: argparse.Namespace) -> int:
         return 2
     print(f"# model parameters: {params.source}")
     for case in cases:
-        for line in advice_lines(advise_case(params, case)):
+        for line in advice_lines(advise_case(params, case, args.keep_partitions)):
             print(line)
     return 0

@@ -39,6 +39,7 @@ class Case:
     laggard_delay_us: float | None = None
     spread_others_us: float | None = None
     min_delta_us: float | None = None
+    min_delta_median_us: float | None = None
 
 
 @dataclass(frozen=True)
@@ -196,11 +197,11 @@ def sampled(rounds: list[RoundPattern]) -> list[RoundPattern]:
     return [rounds[int(i * step)] for i in range(MAX_ROUNDS)]
 
 
-def candidates(params: Params, case: Case) -> list[Candidate]:
+def candidates(params: Params, case: Case, keep_partitions: bool = False) -> list[Candidate]:
     out: list[Candidate] = []
     total = case.total_bytes
     lag = case.laggard_delay_us if case.laggard_share >= CONSISTENT_LAGGARD else None
-    for p in partition_counts(total, case.partitions):
+    for p in [case.partitions] if keep_partitions else partition_counts(total, case.partitions):
         out.append(Candidate(p, "none", messages=p))
         if p == case.partitions:  # the same message for every partition count
             out.append(Candidate(p, "bulk", messages=1))
@@ -214,21 +215,22 @@ def candidates(params: Params, case: Case) -> list[Candidate]:
             continue  # a cut or one group per partition never holds a partition back: the timer = model/none
         default = round(default_delta_us(params, total, p, groups))
         deltas = {default}
-        if case.min_delta_us is not None:  # a time between the threads' marks: the same for any split
-            deltas.add(max(1, round(case.min_delta_us)))
+        for d in (case.min_delta_us, case.min_delta_median_us):  # a time between the threads' marks:
+            if d is not None:                                      # the same for any split
+                deltas.add(max(1, round(d)))
         for d in sorted(deltas):
             out.append(Candidate(p, "timer", delta_us=float(d), messages=groups, default_delta=d == default))
     return out
 
 
-def advise_case(params: Params, case: Case) -> Advice:
+def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Advice:
     adv = Advice(case)
     rounds = sampled(case.rounds)
     if not rounds:
         return adv
     readies = {p: [remap_ready(r.ready_us, p) for r in rounds]
                for p in partition_counts(case.total_bytes, case.partitions)}
-    for c in candidates(params, case):
+    for c in candidates(params, case, keep_partitions):
         t = statistics.median(predict_round(params, c, case.total_bytes, rd) for rd in readies[c.partitions])
         adv.outcomes.append(Outcome(c, t))
     adv.current = next((o for o in adv.outcomes if o.candidate.partitions == case.partitions
@@ -275,7 +277,8 @@ def advice_lines(adv: Advice) -> list[str]:
     b, cur = adv.best, adv.current
     lines.append("   " + pattern_sentence(case) + ".")
     if case.min_delta_us is not None:
-        lines.append(f"   min δ that aggregates every non-laggard partition (seed's method): {_us(case.min_delta_us)}")
+        lines.append(f"   min δ that aggregates every non-laggard partition: {_us(case.min_delta_us)} (seed's method, "
+                     f"means over rounds), {_us(case.min_delta_median_us)} (medians)")
     change = "" if b.candidate.partitions == case.partitions else \
         f"split the buffer into {b.candidate.partitions} partitions and "
     if cur is not None and b is cur:

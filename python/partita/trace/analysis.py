@@ -77,26 +77,26 @@ def round_patterns(send: Request, recv: Request | None = None) -> list[RoundPatt
     return out
 
 
-def min_delta_us(rounds: list[RoundPattern]) -> float | None:
+def min_delta_us(rounds: list[RoundPattern], average=statistics.fmean) -> float | None:
     """The seed's minimum timer δ (network-native study, Sec. V-C3, Fig. 12): the mean
     ready time of each partition over the rounds in which it was not the laggard's, then
     the difference between the first and the last of these means. None with fewer than
     two such partitions. Ready times count from the round's first MPI_Pready, not from
     MPI_Start as the seed's profiler did: a program may start a round long before it
     computes (partita-p2p: 1-11 ms), and as each partition's mean leaves out different
-    rounds, that varying lead would enter the means (docs/trace-analysis.md)."""
-    sums: dict[int, float] = {}
-    counts: Counter[int] = Counter()
+    rounds, that varying lead would enter the means (docs/trace-analysis.md).
+    average=statistics.median gives our robust variant: one round in which a second
+    thread was descheduled for a millisecond moves a mean, not a median."""
+    times: dict[int, list[float]] = {}
     for r in rounds:
         _, lag = r.laggard()
         for u, t in enumerate(r.ready_us):
             if u not in lag:
-                sums[u] = sums.get(u, 0.0) + t
-                counts[u] += 1
-    means = [sums[u] / counts[u] for u in sums]
-    if len(means) < 2:
+                times.setdefault(u, []).append(t)
+    typical = [average(v) for v in times.values()]
+    if len(typical) < 2:
         return None
-    return max(means) - min(means)
+    return max(typical) - min(typical)
 
 
 @dataclass
@@ -144,6 +144,7 @@ class RequestAnalysis:
     spread_others_us: float | None = None     # median first -> last MPI_Pready of the non-laggard threads
     laggard: LaggardStats | None = None
     min_delta_us: float | None = None
+    min_delta_median_us: float | None = None  # ours: medians instead of means
     early_share_model: float | None = None    # model: share of bytes arrived by the last MPI_Pready
     early_share_measured: float | None = None  # receiver: share of bytes whose arrival was seen by then
     after_last_us: float | None = None        # measured median, last MPI_Pready -> last arrival
@@ -171,6 +172,7 @@ def analyse_request(send: Request, recv: Request | None, params=None) -> Request
     a.laggard = laggard_stats(rounds)
     a.spread_others_us = spread_others_us(rounds)
     a.min_delta_us = min_delta_us(rounds)
+    a.min_delta_median_us = min_delta_us(rounds, statistics.median)
     if params is not None:
         a.early_share_model = statistics.fmean(early_share_model(params, send.partition_bytes, r.ready_us)
                                                for r in rounds)

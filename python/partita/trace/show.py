@@ -48,7 +48,8 @@ def request_lines(a: RequestAnalysis) -> list[str]:
         lines.append(f"   laggard: {who} is last in {a.laggard.share:.0%} of rounds, "
                      f"{_us(a.laggard.delay_us)} after the others' last mark (median of those rounds)")
     if a.min_delta_us is not None:
-        lines.append(f"   min δ aggregating every non-laggard partition (seed's method): {_us(a.min_delta_us)}")
+        lines.append(f"   min δ aggregating every non-laggard partition (seed's method, means): {_us(a.min_delta_us)}; "
+                     f"with medians: {_us(a.min_delta_median_us)}")
     early = []
     if a.early_share_model is not None:
         early.append(f"{a.early_share_model:.0%} by the model (one message per partition)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from pathlib import Path
 
 from ..model.experiments import Pattern
@@ -41,6 +42,7 @@ def case_from_rounds(label: str, total: int, partitions: int, rounds: list[Round
         c.laggard_thread, c.laggard_share, c.laggard_delay_us = lag.thread, lag.share, lag.delay_us
     c.spread_others_us = spread_others_us(rounds)
     c.min_delta_us = min_delta_us(rounds)
+    c.min_delta_median_us = min_delta_us(rounds, statistics.median)
     return c
 
 
