@@ -39,8 +39,12 @@ def test_remap_merges_to_the_last_and_splits_to_the_same():
 
 def test_none_candidate_is_the_models_one_message_per_partition(params):
     ready = [0.0, 0.0, 30.0, 0.0]
-    t = predict_round(params, Candidate(4, "none", messages=4), 4 * 65536, ready)
-    assert t == pytest.approx(params.grouped_us(4 * 65536, 4, 4, ready) - 30.0)
+    t, n = predict_round(params, Candidate(4, "none", messages=4), 4 * 65536, ready)
+    assert t == pytest.approx(params.grouped_us(4 * 65536, 4, 4, ready) - 30.0) and n == 4
+    # the timer's messages depend on the marks: group 0 (0, 1) whole, group 1 split in two
+    t, n = predict_round(params, Candidate(4, "timer", delta_us=5.0, messages=2), 4 * 65536, ready)
+    sizes, times = timer_messages(4 * 65536, 4, 2, ready, 5.0)
+    assert n == len(sizes) == 3 and t == pytest.approx(params.completion_us(sizes, times) - 30.0)
 
 
 def test_advice_on_a_laggard_pattern(tmp_path, params):

@@ -77,6 +77,7 @@ class Candidate:
 class Outcome:
     candidate: Candidate
     predicted_us: float  # median over rounds, last MPI_Pready -> last byte at the receiver
+    messages: float = 0.0  # mean transport messages per round (the timer's depend on the marks)
 
 
 @dataclass
@@ -175,8 +176,10 @@ def timer_messages(total: int, parts: int, groups: int, ready: list[float],
     return sizes, times
 
 
-def predict_round(params: Params, c: Candidate, total: int, ready: list[float]) -> float:
-    """Model time from the last MPI_Pready to the last byte at the receiver, one round."""
+def predict_round(params: Params, c: Candidate, total: int, ready: list[float]) -> tuple[float, int]:
+    """Model time from the last MPI_Pready to the last byte at the receiver in one round,
+    and the transport messages sent in it."""
+    n = c.messages
     if c.policy == "none":
         t = params.grouped_us(total, c.partitions, c.partitions, ready)
     elif c.policy == "bulk":
@@ -187,7 +190,8 @@ def predict_round(params: Params, c: Candidate, total: int, ready: list[float]) 
     else:
         sizes, times = timer_messages(total, c.partitions, c.messages, ready, c.delta_us)
         t = params.completion_us(sizes, times)
-    return t - max(ready)
+        n = len(sizes)
+    return t - max(ready), n
 
 
 def sampled(rounds: list[RoundPattern]) -> list[RoundPattern]:
@@ -231,8 +235,9 @@ def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Ad
     readies = {p: [remap_ready(r.ready_us, p) for r in rounds]
                for p in partition_counts(case.total_bytes, case.partitions)}
     for c in candidates(params, case, keep_partitions):
-        t = statistics.median(predict_round(params, c, case.total_bytes, rd) for rd in readies[c.partitions])
-        adv.outcomes.append(Outcome(c, t))
+        per_round = [predict_round(params, c, case.total_bytes, rd) for rd in readies[c.partitions]]
+        adv.outcomes.append(Outcome(c, statistics.median(t for t, _ in per_round),
+                                    statistics.fmean(n for _, n in per_round)))
     adv.current = next((o for o in adv.outcomes if o.candidate.partitions == case.partitions
                         and o.candidate.policy == case.current_policy and o.candidate.delay_us == 0
                         and (o.candidate.policy != "timer" or o.candidate.default_delta)), None)
@@ -241,7 +246,7 @@ def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Ad
     def effort(o: Outcome) -> tuple:
         # no change to the program first, then the fewest messages, then the lower time
         c = o.candidate
-        return (c.partitions != case.partitions, c.messages, o.predicted_us)
+        return (c.partitions != case.partitions, o.messages, o.predicted_us)
     good = [o for o in adv.outcomes if o.predicted_us <= fastest * (1 + TIE_TOLERANCE) + 0.05]
     adv.best = min(good, key=effort)
     if adv.current is not None and adv.current.predicted_us <= adv.best.predicted_us * (1 + TIE_TOLERANCE) + 0.05:
