@@ -47,8 +47,9 @@ def setting(c, native_policy: str) -> tuple[str, dict[str, str]]:
     env = {}
     if c.policy == "model" and c.delay_us > 0:
         env["PARTITA_DELAY_US"] = f"{c.delay_us:.0f}"
-    if c.policy == "timer":
+    if c.policy == "timer":  # as advised: the progress thread flushes split groups
         env["PARTITA_DELTA_US"] = f"{c.delta_us:.0f}"
+        env["PARTITA_PROGRESS_THREAD"] = "1"
     return f"partita:{c.policy}", env
 
 

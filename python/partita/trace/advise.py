@@ -70,7 +70,9 @@ class Candidate:
         if self.policy == "model":
             return "libpartita, PARTITA_POLICY=model" + (f" PARTITA_DELAY_US={self.delay_us:.0f}"
                                                            if self.delay_us > 0 else "")
-        return f"libpartita, PARTITA_POLICY=timer PARTITA_DELTA_US={self.delta_us:.0f}"
+        # without a progress thread a split group is flushed only when the program polls
+        # (Test/Wait/Parrived): a sender that marks and then waits sends it at its last mark
+        return f"libpartita, PARTITA_POLICY=timer PARTITA_DELTA_US={self.delta_us:.0f} PARTITA_PROGRESS_THREAD=1"
 
 
 @dataclass
@@ -244,9 +246,10 @@ def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Ad
     fastest = min(o.predicted_us for o in adv.outcomes)
 
     def effort(o: Outcome) -> tuple:
-        # no change to the program first, then the fewest messages, then the lower time
+        # no change to the program first; then no progress thread (the timer's flush comes
+        # a thread wake-up after δ, which the model leaves out); the fewest messages; the time
         c = o.candidate
-        return (c.partitions != case.partitions, o.messages, o.predicted_us)
+        return (c.partitions != case.partitions, c.policy == "timer", o.messages, o.predicted_us)
     good = [o for o in adv.outcomes if o.predicted_us <= fastest * (1 + TIE_TOLERANCE) + 0.05]
     adv.best = min(good, key=effort)
     if adv.current is not None and adv.current.predicted_us <= adv.best.predicted_us * (1 + TIE_TOLERANCE) + 0.05:
