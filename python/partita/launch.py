@@ -19,6 +19,7 @@ from pathlib import Path
 
 BUILD_SCHEMA = "partita.build/1"
 INTERPOSER = "libpartita-mpi.so"
+TRACER = "libpartita-trace.so"
 
 
 class LaunchError(RuntimeError):
@@ -81,6 +82,14 @@ class BuildInfo:
     @property
     def interposer(self) -> Path:
         return self.lib_dir / INTERPOSER
+
+    @property
+    def tracer(self) -> Path:
+        """The tracing library (libpartita-trace.so); LaunchError when it is not built."""
+        p = self.lib_dir / TRACER
+        if not p.is_file():
+            raise LaunchError(f"the tracer is not built ({p} is missing); run `make` (it is built with libpartita)")
+        return p
 
 
 def parse_impl(impl: str) -> tuple[str, str | None]:

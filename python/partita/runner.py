@@ -13,13 +13,15 @@ from .results import RUN_SCHEMA
 from .suite import RunSpec, Suite
 
 
-def results_folder(base: Path, suite: Suite) -> Path:
+def results_folder(base: Path, suite: Suite | str) -> Path:
+    """A new folder base/<timestamp>-<name> (name: the suite's, or the string given)."""
+    name = suite if isinstance(suite, str) else suite.name
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = base / f"{stamp}-{suite.name}"
+    out = base / f"{stamp}-{name}"
     n = 1
     while out.exists():
         n += 1
-        out = base / f"{stamp}-{suite.name}-{n}"
+        out = base / f"{stamp}-{name}-{n}"
     out.mkdir(parents=True)
     return out
 

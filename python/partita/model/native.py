@@ -77,6 +77,7 @@ class Library:
         dptr, szptr, chp = ctypes.POINTER(dbl), ctypes.POINTER(sz), ctypes.c_char_p
         sig = {
             "ptm_params_default": (None, [P]),
+            "ptm_params_default_for": (None, [P, chp]),
             "ptm_params_load": (i32, [chp, P, chp, sz]),
             "ptm_params_check": (i32, [P, chp, sz]),
             "ptm_params_default_path": (i32, [chp, sz]),
@@ -85,6 +86,8 @@ class Library:
             "ptm_arrivals_us": (dbl, [P, sz, szptr, dptr, dptr]),
             "ptm_pattern_ready": (i32, [i32, i32, dbl, dptr]),
             "ptm_grouped_us": (dbl, [P, sz, i32, i32, dptr, dptr]),
+            "ptm_cut_us": (dbl, [P, sz, i32, i32, dptr, dptr]),
+            "ptm_too_many_eager": (i32, [P, sz, ctypes.c_longlong]),
             "ptm_optimal_transport": (i32, [P, sz, i32, dbl]),
             "ptm_optimal_layout": (i32, [P, sz, i32, dbl, i32, ctypes.POINTER(i32)]),
             "ptm_optimal_transport_ready": (i32, [P, sz, i32, dptr, i32, dptr]),
@@ -150,6 +153,14 @@ class Params:
         lib = lib or library()
         raw = _Params()
         lib.dll.ptm_params_default(ctypes.byref(raw))
+        return cls(raw, lib)
+
+    @classmethod
+    def default_for(cls, mpi_version: str, lib: Library | None = None) -> "Params":
+        """The built-in set libpartita plans with under this MPI library (its version string)."""
+        lib = lib or library()
+        raw = _Params()
+        lib.dll.ptm_params_default_for(ctypes.byref(raw), mpi_version.encode(errors="replace"))
         return cls(raw, lib)
 
     @classmethod
@@ -244,6 +255,21 @@ class Params:
         if t < 0:
             raise ValueError(f"invalid grouping: {transport} transport of {user_parts} user partitions")
         return t
+
+    def cut_us(self, total_bytes: int, user_parts: int, transport: int,
+               user_ready: Sequence[float] | None = None) -> float:
+        """Completion time of the buffer cut into `transport` byte-balanced messages."""
+        if user_ready is not None and len(user_ready) != user_parts:
+            raise ValueError("need one ready time per user partition")
+        ready = _doubles(user_ready) if user_ready is not None else None
+        t = self._lib.dll.ptm_cut_us(ctypes.byref(self._raw), total_bytes, user_parts, transport, ready, None)
+        if t < 0:
+            raise ValueError(f"invalid cut: {transport} pieces of {total_bytes} bytes in {user_parts} partitions")
+        return t
+
+    def too_many_eager(self, total_bytes: int, messages: int) -> bool:
+        """Whether the model leaves out this many eager messages (its eager-burst cap)."""
+        return bool(self._lib.dll.ptm_too_many_eager(ctypes.byref(self._raw), total_bytes, messages))
 
     def optimal_transport(self, total_bytes: int, user_parts: int, delay_us: float) -> int:
         return self._lib.dll.ptm_optimal_transport(ctypes.byref(self._raw), total_bytes, user_parts, delay_us)

@@ -73,9 +73,10 @@ def warn_if_busy(prog: str) -> None:
               "consider --quantile 0.2 (and more --passes for partita loggp)", file=sys.stderr)
 
 
-def load_params(path: Path | None, prog: str) -> Params:
+def load_params(path: Path | None, prog: str, mpi_library: str | None = None) -> Params:
     """--params FILE must be usable; otherwise the file libpartita would use, or
-    the built-in defaults with a warning when that file is unusable."""
+    the built-in defaults with a warning when that file is unusable (those of
+    `mpi_library`, a MPI_Get_library_version string, when given: libpartita's choice)."""
     if path is not None:
         return Params.load(path)
     default, from_env = default_params_path()
@@ -84,4 +85,4 @@ def load_params(path: Path | None, prog: str) -> Params:
             return Params.load(default)
         except ModelError as e:
             print(f"{prog}: warning: {e}; using built-in defaults", file=sys.stderr)
-    return Params.default()
+    return Params.default_for(mpi_library) if mpi_library else Params.default()

@@ -1,0 +1,197 @@
+"""partita trace: run a program with libpartita-trace.so preloaded; show or export a trace."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..launch import INTERPOSER, BuildInfo, LaunchError, child_env
+from ..model import ModelError
+from ..model.options import load_params
+from ..runner import results_folder
+from ..trace.analysis import analyse, fmt_us
+from ..trace.reader import RANK_GLOB, TraceError, load_trace
+from ..trace.show import header_lines, show_lines
+
+PROG = "partita trace"
+
+DESCRIPTION = """\
+Trace the partitioned communication of any MPI program, and analyse the trace.
+
+  partita trace [--out DIR] [--order before|after] -- COMMAND ...
+      run COMMAND (e.g. mpiexec -n 4 ./app args) with libpartita-trace.so preloaded;
+      every rank writes DIR/rank-<R>.json at MPI_Finalize (docs/trace.md)
+  partita trace show DIR
+      print the analysis: per send request the ready spread, the laggard thread, the
+      seed's minimum timer delta, the data that could go before the last MPI_Pready,
+      the receiver's arrival order; per rank the MPI share of run time
+      (docs/trace-analysis.md)
+  partita trace export DIR [--perfetto FILE] [--plot FILE] [--request N]
+      write a Perfetto / chrome://tracing timeline and/or the arrival-pattern figure
+
+The tracer is prepended to LD_PRELOAD. When LD_PRELOAD already holds libpartita-mpi.so
+(the program runs on libpartita), --order says where the tracer goes: `before`
+(default) puts it first, so it records the partitions exactly as the program marks
+them and libpartita aggregates below it; `after` puts it behind libpartita, whose
+MPI_* calls would hide the program's from it, so the tracer then runs the program once
+more with itself first, before MPI starts: both orders record the same events
+(docs/trace.md). The launcher must pass LD_PRELOAD and PARTITA_TRACE to the ranks
+(MPICH's mpiexec and srun do; Open MPI's mpiexec needs -x LD_PRELOAD -x PARTITA_TRACE)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("trace", help="trace a program's partitioned communication; show or export a trace",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       usage="partita trace [--out DIR] [--order before|after] -- COMMAND ... | show DIR | "
+                             "export DIR [--perfetto FILE] [--plot FILE]")
+    p.add_argument("--out", type=Path, help="trace folder (default: a new folder results/<timestamp>-trace)")
+    p.add_argument("--order", choices=("before", "after"), default="before",
+                   help="where the tracer goes relative to libpartita-mpi.so in LD_PRELOAD (default: before)")
+    p.add_argument("--build", type=Path, help="the partita build folder (default: $PARTITA_BUILD or ./build)")
+    p.add_argument("words", nargs=argparse.REMAINDER, metavar="-- COMMAND ... | show DIR | export DIR ...")
+    p.set_defaults(func=main)
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def main(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    if words and words[0] == "show":
+        return show(words[1:])
+    if words and words[0] == "export":
+        return export(words[1:])
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        return fail("nothing to run: give `-- COMMAND ...`, `show DIR` or `export DIR ...` (see --help)")
+    return run(words, args.out, args.order, args.build)
+
+
+# -- running a program under the tracer ------------------------------------------------------------
+
+def preload_with_tracer(tracer: Path, current: str, order: str) -> tuple[str, bool]:
+    """LD_PRELOAD with the tracer added, and whether libpartita was in it."""
+    entries = [e for e in current.replace(" ", ":").split(":") if e]
+    at = next((i for i, e in enumerate(entries) if Path(e).name == INTERPOSER), None)
+    if at is None or order == "before":
+        return ":".join([str(tracer), *entries]), at is not None
+    return ":".join([*entries[:at + 1], str(tracer), *entries[at + 1:]]), True
+
+
+def run(command: list[str], out: Path | None, order: str, build_dir: Path | None) -> int:
+    try:
+        tracer = BuildInfo.find(build_dir).tracer
+    except LaunchError as e:
+        return fail(str(e))
+    folder = (out or results_folder(Path("results"), "trace")).resolve()
+    if folder.is_dir() and any(folder.glob(RANK_GLOB)):
+        return fail(f"{folder} already holds a trace ({RANK_GLOB}); give another --out")
+    folder.mkdir(parents=True, exist_ok=True)
+    preload, with_partita = preload_with_tracer(tracer, os.environ.get("LD_PRELOAD", ""), order)
+    env = child_env({"LD_PRELOAD": preload, "PARTITA_TRACE": str(folder)})
+    if with_partita:
+        print(f"{PROG}: libpartita-mpi.so is preloaded: tracer {order} it", file=sys.stderr)
+    try:
+        rc = subprocess.run(command, env=env).returncode
+    except FileNotFoundError:
+        return fail(f"{command[0]}: command not found")
+    except PermissionError:
+        return fail(f"{command[0]}: not executable")
+    if not any(folder.glob(RANK_GLOB)):
+        return fail(f"the program wrote no trace into {folder} (exit {rc}); did it reach MPI_Finalize, "
+                    "and does the launcher pass LD_PRELOAD and PARTITA_TRACE to the ranks?", rc or 1)
+    try:
+        trace = load_trace(folder)
+    except TraceError as e:
+        return fail(str(e), rc or 1)
+    print(f"{PROG}: trace in {folder} ({len(trace.ranks)} rank files)" + (f"; the program exited {rc}" if rc else ""))
+    for line in short_lines(trace):
+        print(line)
+    print(f"full analysis: partita trace show {folder}; advice: partita advise {folder}")
+    return rc
+
+
+def short_lines(trace) -> list[str]:
+    lines = header_lines(trace)
+    for a in analyse(trace):
+        s = a.send
+        what = f"  rank {s.rank} -> {s.peer} tag {s.tag}: {s.bytes} B in {s.partitions} partitions, {len(a.rounds)} rounds"
+        if a.rounds:
+            what += f", spread {fmt_us(a.spread_us)}"
+            if a.laggard is not None:
+                who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else "last partition"
+                what += f", laggard {who} ({a.laggard.share:.0%} of rounds, {fmt_us(a.laggard.delay_us)})"
+            if a.min_delta_us is not None:
+                what += f", min δ {fmt_us(a.min_delta_us)}"
+        lines.append(what)
+    return lines
+
+
+# -- show and export ------------------------------------------------------------------------------------
+
+def _load(prog: str, folder: Path):
+    try:
+        return load_trace(folder)
+    except TraceError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return None
+
+
+def show(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog=f"{PROG} show", description="Print the analysis of a trace folder "
+                                "(definitions: docs/trace-analysis.md).")
+    p.add_argument("folder", type=Path, help="a trace folder (rank-*.json)")
+    p.add_argument("--loggp", type=Path, help="LogGP parameter file for the modelled early share "
+                   "(default: the file libpartita uses, else its built-in set for the traced MPI)")
+    a = p.parse_args(argv)
+    trace = _load(f"{PROG} show", a.folder)
+    if trace is None:
+        return 2
+    try:
+        params = load_params(a.loggp, f"{PROG} show", trace.ranks[0].mpi_library)
+    except ModelError as e:
+        print(f"{PROG} show: warning: {e}; the modelled early share is left out", file=sys.stderr)
+        params = None
+    for line in show_lines(trace, analyse(trace, params)):
+        print(line)
+    return 0
+
+
+def export(argv: list[str]) -> int:
+    prog = f"{PROG} export"
+    p = argparse.ArgumentParser(prog=prog, description="Export a trace: a timeline Perfetto and chrome://tracing "
+                                "open (one track per rank and thread, a slice per partition from ready to "
+                                "arrival), and/or the arrival-pattern figure (matplotlib).")
+    p.add_argument("folder", type=Path, help="a trace folder (rank-*.json)")
+    p.add_argument("--perfetto", type=Path, metavar="FILE", help="write the timeline (JSON trace events) to FILE")
+    p.add_argument("--plot", type=Path, metavar="FILE", help="draw the arrival pattern to FILE (.png, .pdf, .svg)")
+    p.add_argument("--request", type=int, metavar="N",
+                   help="--plot: the N-th send request (in `show` order; default: the library's choice)")
+    a = p.parse_args(argv)
+    if a.perfetto is None and a.plot is None:
+        p.error("nothing to export: give --perfetto FILE and/or --plot FILE")
+    trace = _load(prog, a.folder)
+    if trace is None:
+        return 2
+    try:
+        if a.perfetto is not None:
+            from ..trace.perfetto import write_perfetto
+            write_perfetto(trace, a.perfetto)
+            print(f"timeline: {a.perfetto} (open it in https://ui.perfetto.dev or chrome://tracing)")
+        if a.plot is not None:
+            from ..trace.plot import plot_arrivals
+            plot_arrivals(trace, a.plot, request=a.request)
+            print(f"arrival pattern: {a.plot}")
+    except ImportError as e:
+        print(f"{prog}: error: this installation cannot export ({e})", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    return 0

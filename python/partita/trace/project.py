@@ -1,0 +1,88 @@
+"""The SNAP-style projection (`partita project`): Amdahl's law on the point-to-point share
+of run time, as the micro-benchmark study projected SNAP from its mpiP profile (Fig. 13)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..results import ResultError, load_result, load_run_dir
+from .analysis import rank_shares
+from .reader import Trace
+
+BASELINES = ("single", "nonblocking")  # the pattern programs' unported variants
+
+
+def amdahl(share: float, speedup: float) -> float:
+    """Whole-run speedup when a part `share` (0..1) of the run becomes `speedup` times faster."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must be within 0..1, not {share}")
+    if speedup <= 0:
+        raise ValueError(f"speedup must be positive, not {speedup}")
+    return 1.0 / ((1.0 - share) + share / speedup)
+
+
+@dataclass
+class Projection:
+    rank: int | None      # None: the whole run
+    wall_us: float
+    p2p_us: float
+    speedup: float        # the communication part's
+
+    @property
+    def share(self) -> float:
+        return self.p2p_us / self.wall_us if self.wall_us else 0.0
+
+    @property
+    def projected(self) -> float:
+        return amdahl(self.share, self.speedup)
+
+
+def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection, float]:
+    """Per rank; the whole run with the times pooled over ranks (mpiP's aggregate, the
+    seed's input); and the run as long as its slowest rank: the longest wall time before
+    over the longest projected wall time after."""
+    per = [Projection(s.rank, s.wall_us, s.p2p_us + s.partitioned_us, speedup) for s in rank_shares(trace)]
+    pooled = Projection(None, sum(p.wall_us for p in per), sum(p.p2p_us for p in per), speedup)
+    after = max(p.wall_us / p.projected for p in per)
+    slowest = max(p.wall_us for p in per) / after if after > 0 else 1.0
+    return per, pooled, slowest
+
+
+def measured_speedup(path: Path) -> tuple[float, str]:
+    """The communication speedup a pattern benchmark measured: the median communication
+    time per iteration (time_us - compute_us) of its unported variant (single, or
+    nonblocking for the stencil) over that of its fastest partitioned variant.
+    path: one result JSON or a `partita run` folder."""
+    path = Path(path)
+    if path.is_dir():
+        manifest = load_run_dir(path)
+        docs = [load_result(path / r["result"]) for r in manifest.get("runs", [])
+                if r.get("status") == "ok" and r.get("result")]
+    else:
+        docs = [load_result(path)]
+    comm: dict[tuple[str, str], list[float]] = {}
+    for d in docs:
+        for r in d.get("results", []):
+            m, case = r.get("metrics") or {}, r.get("case", {})
+            strategy = case.get("strategy") or case.get("mode")
+            if not strategy or "time_us" not in m:
+                continue
+            t = m["time_us"].get("samples") or []
+            c = (m.get("compute_us") or {}).get("samples") or [0.0] * len(t)
+            comm.setdefault((d.get("benchmark", "?"), str(strategy)), []).extend(
+                a - b for a, b in zip(t, c) if a is not None and b is not None)
+    for bench in sorted({b for b, _ in comm}):
+        base = next((s for s in BASELINES if (bench, s) in comm), None)
+        parts = {s: statistics.median(v) for (b, s), v in comm.items() if b == bench and s.startswith("partitioned")
+                 and v}
+        if base and parts and comm[(bench, base)]:
+            best = min(parts, key=parts.get)
+            before = statistics.median(comm[(bench, base)])
+            if parts[best] <= 0:
+                continue
+            return before / parts[best], (f"{bench}: {base} {before:.1f} µs / {best} {parts[best]:.1f} µs "
+                                          "communication per iteration (medians)")
+    raise ResultError(f"{path}: no pattern benchmark result with both an unported variant "
+                      f"({' or '.join(BASELINES)}) and a partitioned one")

@@ -1,0 +1,118 @@
+"""partita advise: the timer's messages, the remapped ready times and the advice on synthetic patterns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from model_helpers import build_info
+from test_trace_analysis import laggard_trace
+from trace_helpers import rank_doc, send_request, write_trace
+
+from partita.model import Params, library
+from partita.trace.advise import (TIE_TOLERANCE, Candidate, advice_lines, advise_case, partition_counts,
+                                  predict_round, remap_ready, timer_messages)
+from partita.trace.sources import SourceError, cases_from_trace, load_cases, native_policy
+
+
+@pytest.fixture(scope="module")
+def params() -> Params:
+    return Params.default(library(build_info().lib_dir))
+
+
+def test_timer_sends_a_group_whole_when_marked_within_delta():
+    assert timer_messages(4096, 4, 1, [0, 1, 2, 3], 5.0) == ([4096], [3])
+
+
+def test_timer_splits_runs_at_first_plus_delta_and_late_partitions_alone():
+    sizes, times = timer_messages(8192, 8, 2, [0, 1, 50, 2, 0, 0, 0, 0], 5.0)
+    # group 0 (0-3): runs {0,1} and {3} at 5, partition 2 alone at 50; group 1 whole at 0
+    assert sizes == [2048, 1024, 1024, 4096] and times == [5.0, 50, 5.0, 0]
+
+
+def test_remap_merges_to_the_last_and_splits_to_the_same():
+    assert remap_ready([1, 5, 2, 3], 2) == [5, 3]
+    assert remap_ready([1, 5], 4) == [1, 1, 5, 5]
+    assert partition_counts(4096, 8) == [2, 4, 8, 16, 32]
+    assert partition_counts(12, 3) == [3, 6, 12]
+
+
+def test_none_candidate_is_the_models_one_message_per_partition(params):
+    ready = [0.0, 0.0, 30.0, 0.0]
+    t, n = predict_round(params, Candidate(4, "none", messages=4), 4 * 65536, ready)
+    assert t == pytest.approx(params.grouped_us(4 * 65536, 4, 4, ready) - 30.0) and n == 4
+    # the timer's messages depend on the marks: group 0 (0, 1) whole, group 1 split in two
+    t, n = predict_round(params, Candidate(4, "timer", delta_us=5.0, messages=2), 4 * 65536, ready)
+    sizes, times = timer_messages(4 * 65536, 4, 2, ready, 5.0)
+    assert n == len(sizes) == 3 and t == pytest.approx(params.completion_us(sizes, times) - 30.0)
+
+
+def test_advice_on_a_laggard_pattern(tmp_path, params):
+    trace = laggard_trace(tmp_path, partitions=8, late_us=300, share=0.8, thread=5)
+    [case] = cases_from_trace(trace)
+    adv = advise_case(params, case)
+    fastest = min(o.predicted_us for o in adv.outcomes)
+    assert adv.best.predicted_us <= fastest * (1 + TIE_TOLERANCE) + 0.05
+    # the trace says MPICH: its native path sends the whole buffer once every partition is ready
+    assert adv.current.candidate.policy == "bulk" and adv.current.candidate.partitions == 8
+    # every candidate's prediction is the model's median over the rounds
+    assert {o.candidate.policy for o in adv.outcomes} >= {"none", "bulk", "model"}
+    text = "\n".join(advice_lines(adv))
+    assert "thread 5" in text and f"{case.laggard_delay_us:.0f} µs late in {case.laggard_share:.0%}" in text
+    assert abs(case.laggard_delay_us - 300) < 30
+
+
+def test_timer_candidate_uses_the_seed_delta(tmp_path, params):
+    # 1 MiB in 8 partitions: the timer keeps groups that a laggard would hold back
+    trace = laggard_trace(tmp_path, partitions=8, late_us=300, share=1.0, thread=7, stagger_us=2.0)
+    docs = json.loads((trace.folder / "rank-00000.json").read_text())
+    for q in docs["requests"]:
+        q["count"], q["type_size"] = 131072, 1
+        q["bytes"] = q["partitions"] * 131072
+    (trace.folder / "rank-00000.json").write_text(json.dumps(docs))
+    [case] = load_cases(trace.folder)[0]
+    adv = advise_case(params, case)
+    timers = [o.candidate for o in adv.outcomes if o.candidate.policy == "timer" and o.candidate.partitions == 8]
+    assert case.min_delta_us == pytest.approx(12.0, abs=2.5)  # threads 0..6, 2 µs apart
+    assert timers and {c.messages for c in timers} == {2}  # libpartita: 1 MiB in 8 partitions -> 2 groups
+    assert round(case.min_delta_us) in {c.delta_us for c in timers}
+
+
+def test_p2p_result_file_as_input(tmp_path, params):
+    doc = {"schema": "partita.result/1", "benchmark": "p2p",
+           "environment": {"mpi_library": "MPICH Version: 5.0.2", "partita_policy": None},
+           "config": {"noise": "delay:200us", "noise_thread": 0},
+           "results": [{"case": {"bytes": 65536, "partitions": 8, "threads": 4},
+                        "metrics": {"t_part_us": {"samples": [210.0, 205.0, 220.0]},
+                                    "t_last_us": {"samples": [10.0, 5.0, 20.0]}}}]}
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps(doc))
+    [case], lib = load_cases(f)
+    assert lib.startswith("MPICH") and case.partitions == 8 and len(case.rounds) == 3
+    assert case.laggard_thread == 0 and case.laggard_share == 1.0 and case.laggard_delay_us == pytest.approx(200)
+    adv = advise_case(params, case)
+    assert adv.measured_now_us == pytest.approx(10.0)
+
+
+def test_unusable_inputs(tmp_path):
+    with pytest.raises(SourceError, match="no such trace"):
+        load_cases(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError, match="neither a trace folder"):
+        load_cases(tmp_path / "empty")
+    write_trace(tmp_path / "t", [rank_doc(0, 1, [send_request(0, 0, 0, [(0, [1], [0], 2)])])])
+    with pytest.raises(SourceError, match="a rank file of a trace"):
+        load_cases(tmp_path / "t" / "rank-00000.json")
+
+
+def test_native_paths():
+    assert native_policy("MPICH Version: 5.0.2")[0] == "bulk"
+    assert native_policy("Open MPI v5.0.5, package: Open MPI")[0] == "none"
+    assert native_policy(None)[0] == "none"
+
+
+def test_keep_partitions_limits_the_candidates(tmp_path, params):
+    [case] = cases_from_trace(laggard_trace(tmp_path, partitions=8))
+    adv = advise_case(params, case, keep_partitions=True)
+    assert {o.candidate.partitions for o in adv.outcomes} == {8}
+    assert len({o.candidate.partitions for o in advise_case(params, case).outcomes}) > 1

@@ -1,0 +1,122 @@
+"""The arrival-pattern analysis on synthetic traces with known answers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from trace_helpers import rank_doc, recv_request, send_request, write_trace
+
+from partita.trace.analysis import analyse, min_delta_us, rank_shares, round_patterns
+from partita.trace.reader import load_trace
+
+US = 1000  # ns
+
+
+def laggard_trace(tmp_path, partitions=16, rounds=50, late_us=300, share=0.8, thread=5, jitter_us=12,
+                  stagger_us=0.0, seed=3, threads_per_partition=1, name="t"):
+    """Each thread marks its partitions `jitter_us` apart at most (plus `stagger_us` x
+    its number); in `share` of the rounds thread `thread` is `late_us` late."""
+    rng = random.Random(seed)
+    T = partitions // threads_per_partition
+    sends = []
+    for i in range(rounds):
+        start = i * 10_000 * US
+        late = rng.random() < share
+        thread_t = [start + 50 * US + int((rng.uniform(0, jitter_us) + stagger_us * t) * US) for t in range(T)]
+        if late:
+            thread_t[thread] += late_us * US
+        owner = [u % T for u in range(partitions)]
+        ready = [thread_t[owner[u]] + (u // T) * 100 for u in range(partitions)]
+        sends.append((start, ready, owner, max(ready) + 20 * US))
+    doc = rank_doc(0, 2, [send_request(0, 1, 3, sends, count=256)])
+    return load_trace(write_trace(tmp_path / name, [doc, rank_doc(1, 2, [])]))
+
+
+def test_laggard_found_with_its_delay_within_10_percent(tmp_path):
+    a = analyse(laggard_trace(tmp_path))[0]
+    assert a.laggard.thread == 5
+    assert 0.75 <= a.laggard.share <= 0.9
+    assert abs(a.laggard.delay_us - 300) / 300 < 0.10
+    assert a.spread_others_us < 13 and a.spread_us > 290
+
+
+def test_laggard_thread_with_several_partitions(tmp_path):
+    a = analyse(laggard_trace(tmp_path, partitions=16, threads_per_partition=4, thread=2))[0]
+    assert a.laggard.thread == 2 and a.laggard.partitions == [2, 6, 10, 14]
+    assert abs(a.laggard.delay_us - 300) / 300 < 0.10
+
+
+def test_no_laggard_when_threads_are_alike(tmp_path):
+    a = analyse(laggard_trace(tmp_path, share=0.0))[0]
+    assert a.laggard.share < 0.3  # the last thread changes from round to round
+    assert a.laggard.delay_us < 12
+
+
+def test_seed_min_delta_on_a_constructed_pattern(tmp_path):
+    # per round: (start, ready offsets from start in µs); each partition its own thread
+    rounds = [(0, [10, 20, 30, 500]), (1000, [14, 22, 40, 600]), (5000, [12, 400, 26, 35])]
+    sends = [(s * US, [(s + r) * US for r in rs], [0, 1, 2, 3], None) for s, rs in rounds]
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 0, sends)])]))
+    # laggards: partition 3, 3, 1. Means without them: p0 12, p1 21, p2 32, p3 35 -> 35 - 12
+    assert min_delta_us(round_patterns(t.ranks[0].requests[0])) == pytest.approx(23.0)
+    assert analyse(t)[0].min_delta_us == pytest.approx(23.0)
+
+
+def test_min_delta_rises_with_partition_count(tmp_path):
+    # threads start 1 µs apart in turn (the seed's atomic counter), one random thread 300 µs late
+    deltas = []
+    for p in (4, 8, 16, 32):
+        t = laggard_trace(tmp_path, partitions=p, thread=p - 1, share=1.0, jitter_us=2, stagger_us=1.0,
+                          name=f"p{p}")
+        deltas.append(analyse(t)[0].min_delta_us)
+    assert all(b > a for a, b in zip(deltas, deltas[1:])), deltas
+
+
+def test_receiver_order_and_measured_early_share(tmp_path):
+    ready = [1000, 2000, 3000, 9000]
+    arrived = [9500, 9400, 3500, 9600]  # the receiver saw partition 2 first
+    send = send_request(0, 1, 4, [(0, ready, [0, 1, 2, 3], 9700)])
+    recv = recv_request(0, 0, 4, [(0, arrived, 9800)])
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send]), rank_doc(1, 2, [recv])]))
+    a = analyse(t)[0]
+    assert a.recv is not None and a.arrival_order == [2, 1, 0, 3] and a.arrival_in_ready_order == 0.0
+    assert a.early_share_measured == pytest.approx(0.25)
+    assert a.after_last_us == pytest.approx(0.6)
+
+
+def test_modelled_early_share(tmp_path):
+    from model_helpers import build_info
+    from partita.model import Params, library
+    params = Params.default(library(build_info().lib_dir))
+    late = [(0, [0, 0, 0, 5_000_000], [0, 1, 2, 3], None)]
+    together = [(0, [0, 0, 0, 0], [0, 1, 2, 3], None)]
+    docs = [rank_doc(0, 2, [send_request(0, 1, 0, late), send_request(1, 1, 1, together)])]
+    a_late, a_together = analyse(load_trace(write_trace(tmp_path / "t", docs)), params)
+    assert a_late.early_share_model == pytest.approx(0.75)  # all but the laggard's partition
+    assert a_together.early_share_model == 0.0
+
+
+def test_incomplete_round_left_out(tmp_path):
+    sends = [(0, [10, 20], [0, 1], 30), (100, [110, None], [0, None], None)]
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 0, sends)])]))
+    assert len(analyse(t)[0].rounds) == 1
+
+
+def test_mpi_share_per_rank(tmp_path):
+    docs = [rank_doc(0, 2, [], init_ns=0, finalize_ns=1_000_000,
+                     mpi_time_ns={"p2p": 200_000, "collective": 100_000, "partitioned": 50_000}),
+            rank_doc(1, 2, [], init_ns=0, finalize_ns=2_000_000,
+                     mpi_time_ns={"p2p": 0, "collective": 0, "partitioned": 0})]
+    s0, s1 = rank_shares(load_trace(write_trace(tmp_path / "t", docs)))
+    assert s0.mpi_share == pytest.approx(0.35) and s0.p2p_share == pytest.approx(0.25)
+    assert s1.mpi_share == 0.0 and s1.wall_us == 2000
+
+
+def test_median_delta_ignores_one_descheduled_round(tmp_path):
+    rounds = [(0, [0, 10, 20, 500]), (1000, [0, 10, 20, 500]), (2000, [0, 10, 20, 500]), (3000, [0, 10, 2020, 2500])]
+    sends = [(s * US, [(s + r) * US for r in rs], [0, 1, 2, 3], None) for s, rs in rounds]
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 0, sends)])]))
+    a = analyse(t)[0]
+    assert a.min_delta_us == pytest.approx(20 + 2000 / 4)  # the seed's means: partition 2's mean moves
+    assert a.min_delta_median_us == pytest.approx(20.0)

@@ -1,0 +1,82 @@
+"""partita trace / advise / project on the command line: output, and errors without tracebacks."""
+
+from __future__ import annotations
+
+from model_helpers import run_cli
+from test_trace_analysis import laggard_trace
+from trace_helpers import rank_doc, write_trace
+
+from partita.commands.trace import preload_with_tracer
+
+
+def no_traceback(p):
+    assert "Traceback" not in p.stderr and "Traceback" not in p.stdout
+
+
+def test_show_prints_the_analysis(tmp_path):
+    t = laggard_trace(tmp_path)
+    p = run_cli("trace", "show", str(t.folder), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr
+    assert "laggard: thread 5 is last in" in p.stdout and "min δ" in p.stdout
+    assert "MPI share of run time" in p.stdout
+
+
+def test_show_names_a_corrupt_file(tmp_path):
+    t = laggard_trace(tmp_path)
+    (t.folder / "rank-00001.json").write_text('{"format": "partita.trace/1", "rank": 1, "si')
+    p = run_cli("trace", "show", str(t.folder), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2
+    assert "partita trace show: error:" in p.stderr and "rank-00001.json: truncated" in p.stderr
+
+
+def test_advise_explains_itself(tmp_path):
+    t = laggard_trace(tmp_path, partitions=8)
+    p = run_cli("advise", str(t.folder), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr
+    assert "your 8 partitions of 1KiB are ready within" in p.stdout and "thread 5" in p.stdout
+    assert "expected time after the last MPI_Pready" in p.stdout and "*" in p.stdout
+
+
+def test_advise_and_project_errors(tmp_path):
+    for args in (["advise", str(tmp_path / "none")], ["project", str(tmp_path / "none"), "--speedup", "2"]):
+        p = run_cli(*args, timeout=120)
+        no_traceback(p)
+        assert p.returncode == 2 and f"partita {args[0]}: error:" in p.stderr and "none" in p.stderr
+    t = write_trace(tmp_path / "t", [rank_doc(0, 1, [])])
+    p = run_cli("project", str(t), "--speedup", "0", timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "positive" in p.stderr
+    p = run_cli("project", str(t), timeout=120)
+    assert p.returncode == 2 and "--speedup" in p.stderr
+
+
+def test_project_prints_the_projection_and_assumptions(tmp_path):
+    t = write_trace(tmp_path / "t", [rank_doc(0, 1, [], finalize_ns=1_000_000,
+                                              mpi_time_ns={"p2p": 500_000, "collective": 0, "partitioned": 0})])
+    p = run_cli("project", str(t), "--speedup", "2", timeout=120)
+    no_traceback(p)
+    assert p.returncode == 0 and "projected application speedup: 1.333x" in p.stdout and "assumptions" in p.stdout
+
+
+def test_trace_without_command_or_with_nothing_written(tmp_path):
+    p = run_cli("trace", timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "nothing to run" in p.stderr
+    # `true` never calls MPI_Finalize: no trace (or, without the tracer built, a clear error)
+    p = run_cli("trace", "--out", str(tmp_path / "o"), "--", "true", timeout=120)
+    no_traceback(p)
+    assert p.returncode != 0 and "partita trace: error:" in p.stderr
+    p = run_cli("trace", "export", str(tmp_path), timeout=120)
+    assert p.returncode == 2 and "nothing to export" in p.stderr
+
+
+def test_preload_order():
+    assert preload_with_tracer("/l/t.so", "", "before") == ("/l/t.so", False)
+    assert preload_with_tracer("/l/t.so", "/a/x.so", "after") == ("/l/t.so:/a/x.so", False)
+    assert preload_with_tracer("/l/t.so", "/b/libpartita-mpi.so:/a/x.so", "before") == \
+        ("/l/t.so:/b/libpartita-mpi.so:/a/x.so", True)
+    assert preload_with_tracer("/l/t.so", "/b/libpartita-mpi.so /a/x.so", "after") == \
+        ("/b/libpartita-mpi.so:/l/t.so:/a/x.so", True)
