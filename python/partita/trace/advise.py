@@ -58,7 +58,7 @@ class Candidate:
         if self.policy == "bulk":
             return "one message once every partition is ready"
         if self.policy == "model":
-            d = f", delay {self.delay_us:.0f} µs" if self.delay_us > 0 else ""
+            d = f", planned for a {self.delay_us:.0f} µs laggard" if self.delay_us > 0 else ""
             return f"libpartita model policy ({self.messages} message{'s' if self.messages != 1 else ''}{d})"
         return f"libpartita timer policy, δ = {self.delta_us:.0f} µs ({self.messages} group{'s' if self.messages != 1 else ''})"
 
