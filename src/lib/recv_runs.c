@@ -131,7 +131,7 @@ static void run_in(pt_request *req, int first, int count)
     pt_recv_side *r = &req->u.r;
     size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
     memset(r->sstate + first, PT_SP_IN, (size_t)count);
-    if (r->error || rbytes == 0 || sbytes == 0)
+    if ((r->error && r->error != PT_E_TRUNCATE) || rbytes == 0 || sbytes == 0)
         return;
     size_t a = (size_t)first * sbytes, b = (size_t)(first + count) * sbytes;
     for (size_t p = a / rbytes; p <= (b - 1) / rbytes && p < (size_t)req->partitions; p++) {
@@ -171,7 +171,7 @@ static int test_late(pt_request *req)
     int out = 0;
     int rc = PMPI_Testsome(r->nlate, r->lreq, &out, r->lidx, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
-        return pt_error_mpi(req->comm, rc);
+        return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
     if (out == MPI_UNDEFINED || out == 0)
         return MPI_SUCCESS;
     for (int k = 0; k < out; k++) {
@@ -197,7 +197,7 @@ int pt_runs_progress(pt_request *req)
         int flag = 0, rc;
         if (r->run_posted) {
             if ((rc = PMPI_Test(&r->run_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
             if (flag) {
                 r->run_posted = 0;
                 part_in(req, (int)r->run_hdr[PT_RUN_GROUP], (int)r->run_hdr[PT_RUN_FIRST],
@@ -207,18 +207,18 @@ int pt_runs_progress(pt_request *req)
         }
         if (!r->run_posted && r->hdr_posted) {
             if ((rc = PMPI_Test(&r->hdr_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
             if (flag) {
                 r->hdr_posted = 0;
                 for (int k = 0; k < PT_RUN_LEN; k++)
                     r->run_hdr[k] = r->hdr_in[k];
                 if (!valid_header(req, r->run_hdr))
-                    return pt_error(req->comm, PT_E_SETUP);
+                    return pt_fail(req->comm, PT_E_SETUP, pt_call_name(), "malformed run header from rank %d", req->peer);
                 if (r->run_hdr[PT_RUN_ROUND] > r->round ||
                     !atomic_load_explicit(&req->active, memory_order_acquire)) {
                     r->have_stash = 1; /* the sender is a round ahead */
                 } else if ((rc = post_run(req)) != MPI_SUCCESS) {
-                    return pt_error_mpi(req->comm, rc);
+                    return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
                 }
                 progressed = 1;
             }

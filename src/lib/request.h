@@ -124,6 +124,8 @@ typedef struct pt_recv_side {
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
     int tag_base;
     int error;               /* pt_err kind detected (e.g. PT_E_TRUNCATE), reported at completion */
+    int error_code;          /* PT_E_INTERNAL: the internal call's code, and its name */
+    const char *error_call;
     /* timer policy: runs of split groups */
     int split;
     int64_t hdr_in[PT_RUN_LEN];  /* header being received */
@@ -177,6 +179,8 @@ static inline pt_request *pt_lookup(MPI_Request handle)
     return handle == MPI_REQUEST_NULL ? NULL : pt_table_find(handle);
 }
 void pt_fill_empty_status(MPI_Status *status);
+/* The request's current (or last) round, counted from 1 (0: never started). */
+int pt_request_round(const pt_request *req);
 int pt_request_start(pt_request *req);
 /* Progress and report: returns MPI_SUCCESS and sets *done when the round is
  * complete (then the request becomes inactive and *status is filled). */
@@ -207,6 +211,8 @@ int pt_recv_round_done(const pt_request *req);
 int pt_recv_all_arrived(const pt_request *req);
 void pt_recv_destroy(pt_request *req);
 void pt_recv_fill_status(const pt_request *req, MPI_Status *status);
+/* Report the round's deferred error (r->error) through the handler, naming call. */
+int pt_recv_report_error(pt_request *req, const char *call);
 void pt_recv_message_done(pt_request *req, int j);
 /* The application tested MPI for this receive (Parrived, Test, Wait); and
  * whether it did so within PT_APP_POLLING_NS: then background progress

@@ -162,7 +162,7 @@ static void flush_group(pt_request *req, int g)
     int rc = send_ready(req, g);
     pthread_mutex_unlock(&s->split_lock);
     if (rc != MPI_SUCCESS)
-        pt_error_mpi(req->comm, rc);
+        pt_fail_mpi(req->comm, rc, pt_call_name(), "a send of a timer run");
 }
 
 int pt_timer_send_late(pt_request *req, int g, int p)
@@ -177,7 +177,7 @@ int pt_timer_send_late(pt_request *req, int g, int p)
     else if (claim(s, p))
         rc = send_alone(req, p);
     pthread_mutex_unlock(&s->split_lock);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc; /* the caller (MPI_Pready*) reports it */
 }
 
 /* Partitions of group g marked so far this round (its chunks are consecutive). */
@@ -251,5 +251,5 @@ int pt_timer_runs_complete(pt_request *req, int *done)
     if (!s->nx)
         *done = 1;
     pthread_mutex_unlock(&s->split_lock);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testall of timer runs");
 }
