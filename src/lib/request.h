@@ -28,6 +28,7 @@ typedef struct pt_group {
     int first_chunk;                              /* its chunks are first_chunk .. first_chunk+nchunks-1 */
     int first;                                    /* the first user partition it waits for */
     atomic_int seen_marked;                       /* timer: partitions marked at the last check */
+    atomic_int flushed_marked;                    /* timer, RUNS: partitions marked at the last flush */
     _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
 } pt_group;
 
@@ -41,7 +42,14 @@ typedef struct pt_chunk {
     int group;
 } pt_chunk;
 
-enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2 };
+/* Timer: a group is OPEN until sent whole (WHOLE) or split by a flush. A
+ * split group with few partitions left (PT_LATE_MAX) sends each later one
+ * alone on its late tag (SPLIT); with more left it goes on in headed runs,
+ * flushed like an open group when its marking stalls, the rest sent by its
+ * last contributor (RUNS): one message per late partition made 150,000
+ * partitions take minutes. */
+enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2, PT_GROUP_RUNS = 3 };
+#define PT_LATE_MAX 64
 
 /* Per user partition (sender, timer policy): 0 not ready, 1 ready, 2 sent in a run. */
 enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
@@ -138,6 +146,7 @@ typedef struct pt_recv_side {
     int *lpart;              /* the sender partition of each */
     int *lidx;               /* MPI_Testsome's indices */
     int nlate;
+    int late_from;           /* where the next test of lreq starts (recv_runs.c: test_late) */
     unsigned char *group_split; /* per transport message: its terminator came (it is in runs) */
     int round;                  /* Start count - 1, compared with the runs' headers */
 } pt_recv_side;

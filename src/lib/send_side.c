@@ -192,6 +192,7 @@ void pt_send_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].state, PT_GROUP_OPEN, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].issued, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_marked, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].flushed_marked, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
@@ -214,8 +215,11 @@ int pt_issue_group(pt_request *req, int g)
         pt_timer_group_closed(req);
         rc = PMPI_Start(&s->treq[g]);
     }
-    else
+    else {
+        if (expected == PT_GROUP_RUNS) /* still watched until now */
+            pt_timer_group_closed(req);
         rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
+    }
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
     atomic_fetch_add_explicit(&s->groups_done, 1, memory_order_acq_rel);
     return rc;

@@ -55,6 +55,15 @@ int main(int argc, char **argv)
             for (int p = before; p < sparts; p++)
                 OK(MPI_Pready(p, req));
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            int (*runs)(MPI_Request, int *) = (int (*)(MPI_Request, int *))dlsym(RTLD_DEFAULT, "Partita_Request_runs");
+            int (*plan)(MPI_Request, int *, const char **) =
+                (int (*)(MPI_Request, int *, const char **))dlsym(RTLD_DEFAULT, "Partita_Request_plan");
+            int nruns = -1, nmsg = -1;
+            if (runs && plan) {
+                runs(req, &nruns);
+                plan(req, &nmsg, NULL);
+            }
+            printf("stall: round %d: %d transport messages, %d runs and lone late partitions\n", round, nmsg, nruns);
         } else {
             memset(buf, 0, (size_t)sparts);
             OK(MPI_Start(&req));
