@@ -151,11 +151,20 @@ static void transfer(const char *kind, int parts)
     MPI_Count scount = (MPI_Count)(elems / (size_t)parts);
     MPI_Count rcount = (MPI_Count)(data / (size_t)parts / (rtype == MPI_INT ? 4 : 1));
     size_t sbytes = elems * sext, need = sbytes + data + ((size_t)1 << 30);
+#if defined(__SANITIZE_ADDRESS__)
+    need += need / 8; /* AddressSanitizer's shadow memory */
+#endif
     long long avail = mem_available();
     int skip = avail >= 0 && (size_t)avail < need;
+#if defined(__SANITIZE_THREAD__)
+    skip = 2; /* ThreadSanitizer's shadow is several times the buffers */
+#endif
     MPI_Bcast(&skip, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (skip) {
-        if (rank == 0)
+        if (rank == 0 && skip == 2)
+            printf("large: skipped: %s under ThreadSanitizer (its shadow memory would be several times %.1f GiB)\n",
+                   kind, need / 1073741824.0);
+        else if (rank == 0)
             printf("large: skipped: %s needs %.1f GiB, MemAvailable is %.1f GiB\n", kind, need / 1073741824.0,
                    avail / 1073741824.0);
         MPI_Finalize();
