@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "errors.h"
 #include "request.h"
 #include "runtime.h"
 #include "partita/partita.h"
@@ -29,6 +30,7 @@ static void pause_between_sweeps(unsigned sweep)
 
 int Partita_Wait(MPI_Request *request, MPI_Status *status)
 {
+    pt_enter("MPI_Wait");
     pt_request *req = pt_lookup(*request);
     if (req)
         return pt_request_wait(req, status);
@@ -48,6 +50,7 @@ int Partita_Wait(MPI_Request *request, MPI_Status *status)
 
 int Partita_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    pt_enter("MPI_Test");
     pt_request *req = pt_lookup(*request);
     if (req)
         return pt_request_test(req, flag, status);
@@ -100,6 +103,7 @@ static void natives_free(natives *nv)
 
 int Partita_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
+    pt_enter("MPI_Waitall");
     if (!any_ours(count, reqs) && !pt_background_pending())
         return PMPI_Waitall(count, reqs, statuses);
     unsigned char local[64];
@@ -140,6 +144,7 @@ int Partita_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 
 int Partita_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    pt_enter("MPI_Testall");
     if (!any_ours(count, reqs))
         return PMPI_Testall(count, reqs, flag, statuses);
     /* All or nothing: look at ours without completing them first. */
@@ -220,6 +225,7 @@ static int testany_sweep(int count, MPI_Request reqs[], int *index, int *flag, M
 
 int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    pt_enter("MPI_Testany");
     if (!any_ours(count, reqs))
         return PMPI_Testany(count, reqs, index, flag, status);
     return testany_sweep(count, reqs, index, flag, status);
@@ -227,6 +233,7 @@ int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_St
 
 int Partita_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    pt_enter("MPI_Waitany");
     if (!any_ours(count, reqs) && !pt_background_pending())
         return PMPI_Waitany(count, reqs, index, status);
     for (unsigned sweep = 0;; sweep++) {
@@ -288,6 +295,7 @@ static int testsome_sweep(int incount, MPI_Request reqs[], int *outcount, int in
 
 int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    pt_enter("MPI_Testsome");
     if (!any_ours(incount, reqs))
         return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     return testsome_sweep(incount, reqs, outcount, indices, statuses);
@@ -295,6 +303,7 @@ int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices
 
 int Partita_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    pt_enter("MPI_Waitsome");
     if (!any_ours(incount, reqs) && !pt_background_pending())
         return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
     for (unsigned sweep = 0;; sweep++) {
@@ -308,6 +317,7 @@ int Partita_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices
 
 int Partita_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    pt_enter("MPI_Request_get_status");
     pt_request *req = pt_lookup(request);
     if (req)
         return pt_request_peek(req, flag, status);
@@ -320,6 +330,7 @@ int Partita_Request_get_status(MPI_Request request, int *flag, MPI_Status *statu
  * complete with an empty status, as in MPI_Request_get_status. */
 int Partita_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    pt_enter("MPI_Request_get_status_all");
     *flag = 1;
     for (int i = 0; i < count; i++) {
         int f = 0;
@@ -343,6 +354,7 @@ static int status_candidate(MPI_Request r)
 int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
                                    MPI_Status *status)
 {
+    pt_enter("MPI_Request_get_status_any");
     *index = MPI_UNDEFINED;
     *flag = 0;
     int active = 0;
@@ -370,6 +382,7 @@ int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *ind
 int Partita_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount, int indices[],
                                     MPI_Status statuses[])
 {
+    pt_enter("MPI_Request_get_status_some");
     int out = 0, active = 0;
     for (int i = 0; i < incount; i++) {
         if (!status_candidate(reqs[i]))

@@ -1,5 +1,6 @@
 /* Erroneous use is reported through the communicator's error handler with an
- * MPI error class that fits, and a message saying what went wrong. */
+ * MPI error class that fits, and a message naming the MPI call, the offending
+ * value and the valid range. */
 #ifndef PARTITA_ERRORS_H
 #define PARTITA_ERRORS_H
 
@@ -16,7 +17,9 @@ typedef enum {
     PT_E_TAG,              /* tag out of range */
     PT_E_ANY_TAG,          /* MPI_ANY_TAG */
     PT_E_INFO,             /* bad partita_* info value */
+    PT_E_BUFFER,           /* NULL buffer with data to move */
     PT_E_PARTITION_RANGE,  /* partition index outside [0, partitions) */
+    PT_E_LENGTH,           /* negative Pready_list length */
     PT_E_PREADY_TWICE,     /* partition already marked ready this round */
     PT_E_PREADY_INACTIVE,  /* Pready before Start or after completion */
     PT_E_PREADY_RECV,      /* Pready on a receive request */
@@ -31,6 +34,7 @@ typedef enum {
     PT_E_NO_MEM,
     PT_E_TAGS,             /* no free range of internal tags */
     PT_E_TOO_BIG,          /* a transport message over INT_MAX elements or bytes */
+    PT_E_INTERNAL,         /* an internal MPI call failed (deferred: r->error_code holds its code) */
     PT_E_COUNT_KINDS
 } pt_err;
 
@@ -38,9 +42,24 @@ typedef enum {
 int pt_errors_init(void);
 /* The MPI error code of kind (a class when not registered). */
 int pt_error_code(pt_err kind);
-/* Call comm's error handler with kind; returns the code (when the handler returns). */
-int pt_error(MPI_Comm comm, pt_err kind);
-/* Pass an MPI error code from an internal call through comm's error handler. */
-int pt_error_mpi(MPI_Comm comm, int code);
+/* Call comm's error handler with kind and the message "partita: <call>:
+ * <detail>" (printf-style); returns the code (when the handler returns).
+ * The message stays the kind's error string until the next error of that
+ * kind replaces it. */
+int pt_fail(MPI_Comm comm, pt_err kind, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* An internal MPI call (`internal`) failed with `code` during `call`: report
+ * the code's class with a message naming both, never the internal call's own
+ * error stack. */
+int pt_fail_mpi(MPI_Comm comm, int code, const char *call, const char *internal);
+/* An error code of code's class whose string names call and internal,
+ * without calling an error handler (for statuses and deferred reports). */
+int pt_mpi_code(int code, const char *call, const char *internal);
+
+/* The public MPI call this thread is in, for errors found deep inside it
+ * (set by the entry points; the hot MPI_Pready passes its name directly). */
+extern _Thread_local const char *pt_call;
+static inline void pt_enter(const char *call) { pt_call = call; }
+static inline const char *pt_call_name(void) { return pt_call ? pt_call : "partita progress"; }
 
 #endif

@@ -3,6 +3,7 @@
  * one warning on stderr and the built-in defaults (or no table). */
 #include "planner.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,8 +41,11 @@ static int clamp_parts(long long n, int partitions)
     return n < 1 ? 1 : n > partitions ? partitions : (int)n;
 }
 
-/* Most messages a fixed count may ask for (each takes a tag). */
-#define MAX_FIXED_MESSAGES 4096
+/* Most transport messages per round under any policy: each is a persistent
+ * request on both sides (and takes a tag); `none` with 10^6 partitions made
+ * 10^6 of them, 2.5 GB on the sender. */
+#define MAX_MESSAGES 4096
+#define MAX_FIXED_MESSAGES MAX_MESSAGES
 
 static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
 {
@@ -105,13 +109,54 @@ size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int cut, i
     return (size_t)ptm_group_first(parts, nmsg, j) * part_bytes;
 }
 
+/* Largest transport message in bytes: MPI's counts are ints, and a message
+ * of a non-contiguous type has at most one element per byte. */
+#define MAX_MESSAGE_BYTES ((size_t)INT_MAX)
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The policy's count n made to fit MPI's int counts: groups of at most
+ * MAX_MESSAGE_BYTES (more groups), or, when one partition alone is larger
+ * and the data are contiguous bytes, the buffer cut into pieces of at most
+ * that (a non-contiguous partition that large is refused at init). Groups
+ * are also capped at MAX_MESSAGES. */
+static int fit_counts(int n, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    size_t total = part_bytes * (size_t)partitions;
+    if (!*cut && n > MAX_MESSAGES)
+        n = MAX_MESSAGES;
+    if (part_bytes == 0)
+        return n;
+    if (*cut) {
+        size_t need = ceil_div(total, MAX_MESSAGE_BYTES);
+        return (size_t)n >= need ? n : (int)need;
+    }
+    if (part_bytes <= MAX_MESSAGE_BYTES) {
+        size_t per = MAX_MESSAGE_BYTES / part_bytes; /* partitions a group may hold */
+        return ceil_div((size_t)partitions, (size_t)n) <= per ? n : (int)ceil_div((size_t)partitions, per);
+    }
+    if (!can_cut)
+        return n;
+    *cut = 1;
+    size_t need = ceil_div(total, MAX_MESSAGE_BYTES);
+    return (size_t)n >= need ? n : (int)need;
+}
+
+static int policy_count(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
+
 int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut)
 {
     *cut = 0;
     if (partitions < 1)
         return 1;
-    size_t total = part_bytes * (size_t)partitions;
     can_cut = can_cut && part_bytes > 0;
+    int n = policy_count(s, part_bytes, partitions, can_cut, cut);
+    return fit_counts(n, part_bytes, partitions, can_cut, cut);
+}
+
+static int policy_count(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    size_t total = part_bytes * (size_t)partitions;
     switch (s->policy) {
     case PT_POLICY_NONE:
         return partitions;

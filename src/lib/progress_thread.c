@@ -77,7 +77,7 @@ static void spin_until(int64_t due)
 int pt_progress_thread_wanted(void)
 {
     const char *v = getenv("PARTITA_PROGRESS_THREAD");
-    return v && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "on"));
+    return v && !strcmp(v, "1"); /* any other value but 0 stops MPI_Init (settings.c) */
 }
 
 static void *loop(void *arg)

@@ -37,7 +37,7 @@ int pt_runs_setup(pt_request *req)
     r->lpart = malloc((size_t)r->sparts * sizeof *r->lpart);
     r->lidx = malloc((size_t)r->sparts * sizeof *r->lidx);
     r->hdr_req = r->run_req = MPI_REQUEST_NULL;
-    r->nlate = 0;
+    r->nlate = r->late_from = 0;
     if (!r->group_missing || !r->group_split || !r->sstate || !r->lreq || !r->lpart || !r->lidx) {
         pt_runs_destroy(req);
         return MPI_ERR_NO_MEM;
@@ -131,7 +131,7 @@ static void run_in(pt_request *req, int first, int count)
     pt_recv_side *r = &req->u.r;
     size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
     memset(r->sstate + first, PT_SP_IN, (size_t)count);
-    if (r->error || rbytes == 0 || sbytes == 0)
+    if ((r->error && r->error != PT_E_TRUNCATE) || rbytes == 0 || sbytes == 0)
         return;
     size_t a = (size_t)first * sbytes, b = (size_t)(first + count) * sbytes;
     for (size_t p = a / rbytes; p <= (b - 1) / rbytes && p < (size_t)req->partitions; p++) {
@@ -164,28 +164,48 @@ static void part_in(pt_request *req, int g, int first, int count)
         pt_recv_message_done(req, g);
 }
 
-/* Test the posted late receives; drop the completed ones from the list. */
+/* Late receives tested per progress call. Testing every posted one (and
+ * compacting the list) at every call, while MPI completes a few per call,
+ * made a round O(posted^2); a window keeps a call O(LATE_WINDOW). */
+#define LATE_WINDOW 64
+
+/* Test a window of the posted late receives, starting at the cursor, and
+ * drop the completed ones: their places are filled from the end of the list,
+ * so the call stays O(LATE_WINDOW). The cursor moves on past the ones still
+ * pending, so every posted receive is tested within nlate / LATE_WINDOW calls. */
 static int test_late(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
+    if (r->late_from >= r->nlate)
+        r->late_from = 0;
+    int c = r->late_from, w = r->nlate - c < LATE_WINDOW ? r->nlate - c : LATE_WINDOW;
     int out = 0;
-    int rc = PMPI_Testsome(r->nlate, r->lreq, &out, r->lidx, MPI_STATUSES_IGNORE);
+    int rc = PMPI_Testsome(w, r->lreq + c, &out, r->lidx, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS)
-        return pt_error_mpi(req->comm, rc);
-    if (out == MPI_UNDEFINED || out == 0)
+        return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testsome of late timer partitions");
+    if (out == MPI_UNDEFINED || out == 0) {
+        r->late_from = c + w;
         return MPI_SUCCESS;
+    }
     for (int k = 0; k < out; k++) {
-        int p = r->lpart[r->lidx[k]];
+        int p = r->lpart[c + r->lidx[k]];
         part_in(req, group_of(r, p), p, 1);
     }
-    int n = 0;
-    for (int k = 0; k < r->nlate; k++) {
+    int n = c; /* keep the window's pending ones at [c, n) */
+    for (int k = c; k < c + w; k++) {
         if (r->lreq[k] != MPI_REQUEST_NULL) {
             r->lreq[n] = r->lreq[k];
             r->lpart[n++] = r->lpart[k];
         }
     }
-    r->nlate = n;
+    int holes = c + w - n, tail = r->nlate - (c + w);
+    int move = holes < tail ? holes : tail;
+    for (int i = 0; i < move; i++) {
+        r->lreq[n + i] = r->lreq[r->nlate - 1 - i];
+        r->lpart[n + i] = r->lpart[r->nlate - 1 - i];
+    }
+    r->nlate -= holes;
+    r->late_from = n;
     return MPI_SUCCESS;
 }
 
@@ -197,7 +217,7 @@ int pt_runs_progress(pt_request *req)
         int flag = 0, rc;
         if (r->run_posted) {
             if ((rc = PMPI_Test(&r->run_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
             if (flag) {
                 r->run_posted = 0;
                 part_in(req, (int)r->run_hdr[PT_RUN_GROUP], (int)r->run_hdr[PT_RUN_FIRST],
@@ -207,18 +227,18 @@ int pt_runs_progress(pt_request *req)
         }
         if (!r->run_posted && r->hdr_posted) {
             if ((rc = PMPI_Test(&r->hdr_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
             if (flag) {
                 r->hdr_posted = 0;
                 for (int k = 0; k < PT_RUN_LEN; k++)
                     r->run_hdr[k] = r->hdr_in[k];
                 if (!valid_header(req, r->run_hdr))
-                    return pt_error(req->comm, PT_E_SETUP);
+                    return pt_fail(req->comm, PT_E_SETUP, pt_call_name(), "malformed run header from rank %d", req->peer);
                 if (r->run_hdr[PT_RUN_ROUND] > r->round ||
                     !atomic_load_explicit(&req->active, memory_order_acquire)) {
                     r->have_stash = 1; /* the sender is a round ahead */
                 } else if ((rc = post_run(req)) != MPI_SUCCESS) {
-                    return pt_error_mpi(req->comm, rc);
+                    return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
                 }
                 progressed = 1;
             }

@@ -20,13 +20,13 @@ int pt_recv_init(pt_request *req)
     r->arrived = calloc((size_t)req->partitions, sizeof *r->arrived);
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!r->arrived || !req->hs_buf)
-        return pt_error(req->comm, PT_E_NO_MEM);
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Precv_init", "out of memory for %d partitions", req->partitions);
     if (req->proc_null)
         return MPI_SUCCESS;
     /* Posted now, in init order: MPI's ordering pairs it with the sender's
      * init-time set-up message of the same (communicator, peer, tag). */
     int rc = PMPI_Irecv(req->hs_buf, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, "MPI_Precv_init", "MPI_Irecv of the set-up message");
 }
 
 /* Receiver partitions overlapping transport message j: [*lo, *hi], empty when *lo > *hi. */
@@ -107,7 +107,7 @@ static int setup(pt_request *req)
         r->tstart[j] = pt_plan_message_offset((size_t)hs[PT_HS_PART_BYTES], r->sparts, N,
                                               (hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT) != 0, j);
     for (int j = 0; j < N; j++) {
-        if (r->tstart[j + 1] - r->tstart[j] > INT_MAX || req->part_bytes > INT_MAX) {
+        if (r->tstart[j + 1] - r->tstart[j] > INT_MAX) { /* the sender refuses this at init */
             r->ntrans = j;
             r->error = PT_E_TOO_BIG;
             return MPI_SUCCESS;
@@ -119,8 +119,10 @@ static int setup(pt_request *req)
                                 req->peer_world, r->tag_base + j, pt_data_comm(), &r->treq[j]);
         if (rc != MPI_SUCCESS) {
             r->ntrans = j;
-            r->error = PT_E_NO_MEM;
-            return pt_error_mpi(req->comm, rc);
+            r->error = PT_E_INTERNAL;
+            r->error_code = rc;
+            r->error_call = "MPI_Recv_init";
+            return MPI_SUCCESS; /* reported when the round completes */
         }
     }
     if ((hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) && pt_runs_setup(req) != MPI_SUCCESS) {
@@ -147,7 +149,7 @@ static int begin_round(pt_request *req)
     int rc = PMPI_Startall(r->ntrans, r->treq);
     if (rc == MPI_SUCCESS && r->split)
         rc = pt_runs_round_start(req);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Startall of the transport receives");
 }
 
 int pt_recv_start(pt_request *req)
@@ -161,7 +163,7 @@ int pt_recv_start(pt_request *req)
         int flag = 0;
         int rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of the set-up message");
         if (!flag) {
             pt_waiters_add(req); /* posted by pt_recv_progress once the set-up message is in */
             return MPI_SUCCESS;
@@ -177,26 +179,37 @@ int pt_recv_start(pt_request *req)
 /* Unpack receiver partition p from staging into the user's buffer. The last
  * partition may end inside an element when the sender sends less than the
  * receive describes: that element is packed from the buffer first, so the
- * bytes that did not come keep their old contents. */
+ * bytes that did not come keep their old contents. A truncated receive
+ * (the sender sends more) is staged whole; its partitions are copied out of
+ * staging as they complete, so what MPI_Parrived reports is in the buffer. */
 static void unpack(pt_request *req, int p)
 {
     pt_recv_side *r = &req->u.r;
     size_t first = (size_t)p * req->part_bytes;
-    if (!r->staging || r->error || first >= r->sent_bytes || req->type_size == 0)
+    if (!r->staging || (r->error && r->error != PT_E_TRUNCATE) || first >= r->sent_bytes || req->type_size == 0)
         return;
     size_t len = r->sent_bytes - first < req->part_bytes ? r->sent_bytes - first : req->part_bytes;
+    if (req->contiguous) {
+        memcpy(req->buf + req->true_lb + first, r->staging + first, len);
+        return;
+    }
     size_t whole = len / req->type_size, rest = len % req->type_size;
     char *out = req->buf + (MPI_Aint)p * req->count * req->extent;
-    int position = 0;
-    if (whole)
-        PMPI_Unpack(r->staging + first, (int)(whole * req->type_size), &position, out, (int)whole, req->type,
-                    req->comm);
+    /* MPI_Unpack takes int sizes: elements in batches of at most INT_MAX bytes */
+    size_t batch = (size_t)INT_MAX / req->type_size;
+    for (size_t done = 0; done < whole;) {
+        size_t n = whole - done < batch ? whole - done : batch;
+        int position = 0;
+        PMPI_Unpack(r->staging + first + done * req->type_size, (int)(n * req->type_size), &position,
+                    out + (MPI_Aint)done * req->extent, (int)n, req->type, req->comm);
+        done += n;
+    }
     if (rest) {
         char *elem = out + (MPI_Aint)whole * req->extent;
         char *tmp = malloc(req->type_size);
         if (!tmp)
             return;
-        position = 0;
+        int position = 0;
         PMPI_Pack(elem, 1, req->type, tmp, (int)req->type_size, &position, req->comm);
         memcpy(tmp, r->staging + first + whole * req->type_size, rest);
         position = 0;
@@ -254,7 +267,7 @@ static int scan_in_order(pt_request *req)
             int flag = 0;
             MPI_Status st;
             if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a transport receive");
             if (!flag)
                 break;
             int bytes = 0;
@@ -278,7 +291,7 @@ static int test_range(pt_request *req, int lo, int hi)
             int flag = 0;
             MPI_Status st;
             if ((rc = PMPI_Test(&r->treq[j], &flag, &st)) != MPI_SUCCESS)
-                return pt_error_mpi(req->comm, rc);
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a transport receive");
             if (flag) {
                 int bytes = 0;
                 PMPI_Get_count(&st, MPI_BYTE, &bytes);
@@ -292,7 +305,7 @@ static int test_range(pt_request *req, int lo, int hi)
         if (!idx || !st) {
             free(idx);
             free(st);
-            return pt_error(req->comm, PT_E_NO_MEM);
+            return pt_fail(req->comm, PT_E_NO_MEM, pt_call_name(), "out of memory testing %d transport receives", n);
         }
         rc = PMPI_Testsome(n, &r->treq[lo], &out, idx, st);
         for (int k = 0; rc == MPI_SUCCESS && out != MPI_UNDEFINED && k < out; k++) {
@@ -303,7 +316,7 @@ static int test_range(pt_request *req, int lo, int hi)
         free(idx);
         free(st);
         if (rc != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testsome of transport receives");
     }
     return MPI_SUCCESS;
 }
@@ -317,7 +330,7 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
     if (!r->ready) {
         int flag = 0;
         if ((rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of the set-up message");
         if (!flag)
             return MPI_SUCCESS;
         if ((rc = setup(req)) != MPI_SUCCESS)
@@ -362,7 +375,9 @@ void pt_recv_fill_status(const pt_request *req, MPI_Status *status)
     const pt_recv_side *r = &req->u.r;
     status->MPI_SOURCE = req->peer;
     status->MPI_TAG = req->tag;
-    status->MPI_ERROR = r->error ? pt_error_code((pt_err)r->error) : MPI_SUCCESS;
+    status->MPI_ERROR = !r->error                     ? MPI_SUCCESS
+                        : r->error == PT_E_INTERNAL ? pt_mpi_code(r->error_code, "completion", r->error_call)
+                                                    : pt_error_code((pt_err)r->error);
     PMPI_Status_set_elements_x(status, MPI_BYTE,
                                r->error == PT_E_TRUNCATE ? (MPI_Count)(req->part_bytes * (size_t)req->partitions)
                                : r->error               ? 0
@@ -403,11 +418,13 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     }
     pt_request *req = pt_lookup(request);
     if (!req)
-        return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "MPI_Parrived", "the request is not a partitioned request");
     if (req->is_send)
-        return pt_error(req->comm, PT_E_PARRIVED_SEND);
+        return pt_fail(req->comm, PT_E_PARRIVED_SEND, "MPI_Parrived", "the request is a partitioned send request");
     if (partition < 0 || partition >= req->partitions)
-        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+        return pt_fail(req->comm, PT_E_PARTITION_RANGE, "MPI_Parrived",
+                       "partition %d is outside [0, %d), the request's partitions (round %d)", partition,
+                       req->partitions, pt_request_round(req));
     pt_recv_side *r = &req->u.r;
     if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null ||
         atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
@@ -421,6 +438,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 0;
         return MPI_SUCCESS;
     }
+    pt_enter("MPI_Parrived");
     pt_background_progress();
     int rc = MPI_SUCCESS;
     /* Another thread progressing this request does our work too. */
@@ -450,6 +468,29 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
     return rc;
+}
+
+int pt_recv_report_error(pt_request *req, const char *call)
+{
+    pt_recv_side *r = &req->u.r;
+    size_t holds = req->part_bytes * (size_t)req->partitions;
+    switch (r->error) {
+    case PT_E_TRUNCATE:
+        return pt_fail(req->comm, PT_E_TRUNCATE, call,
+                       "the sender sends %zu bytes per round (%d partitions of %zu bytes), the partitioned receive "
+                       "holds %zu (%d partitions of %zu bytes), round %d; the first %zu bytes were delivered",
+                       r->sent_bytes, r->sparts, r->sent_bytes / (size_t)(r->sparts ? r->sparts : 1), holds,
+                       req->partitions, req->part_bytes, pt_request_round(req), holds);
+    case PT_E_INTERNAL:
+        return pt_fail_mpi(req->comm, r->error_code, call, r->error_call);
+    case PT_E_TOO_BIG:
+        return pt_fail(req->comm, PT_E_TOO_BIG, call, "the sender's transport messages are over INT_MAX bytes");
+    case PT_E_NO_MEM:
+        return pt_fail(req->comm, PT_E_NO_MEM, call, "out of memory building the receive plan (%d messages)",
+                       r->ntrans);
+    default:
+        return pt_fail(req->comm, (pt_err)r->error, call, "malformed set-up message from rank %d", req->peer);
+    }
 }
 
 void pt_recv_app_polled(pt_request *req)

@@ -26,27 +26,30 @@ void pt_fill_empty_status(MPI_Status *status)
     PMPI_Status_set_cancelled(status, 0);
 }
 
-/* Arguments every partitioned init checks; returns an error kind or -1. */
-static int check_args(int partitions, MPI_Count count, MPI_Datatype type, int peer, int tag, MPI_Comm comm)
+/* Arguments every partitioned init checks; reports the first bad one
+ * through comm's handler and returns its code, or MPI_SUCCESS. */
+static int check_args(const char *call, int partitions, MPI_Count count, MPI_Datatype type, int peer, int tag,
+                      MPI_Comm comm)
 {
     if (partitions < 1)
-        return PT_E_PARTITIONS;
+        return pt_fail(comm, PT_E_PARTITIONS, call, "partitions = %d, must be at least 1", partitions);
     if (count < 0)
-        return PT_E_COUNT;
+        return pt_fail(comm, PT_E_COUNT, call, "count = %lld per partition, must be >= 0", (long long)count);
     if (type == MPI_DATATYPE_NULL)
-        return PT_E_DATATYPE;
+        return pt_fail(comm, PT_E_DATATYPE, call, "the datatype is MPI_DATATYPE_NULL");
     if (peer == MPI_ANY_SOURCE)
-        return PT_E_ANY_SOURCE;
+        return pt_fail(comm, PT_E_ANY_SOURCE, call, "MPI_ANY_SOURCE is not allowed in partitioned communication");
     if (tag == MPI_ANY_TAG)
-        return PT_E_ANY_TAG;
+        return pt_fail(comm, PT_E_ANY_TAG, call, "MPI_ANY_TAG is not allowed in partitioned communication");
     if (tag < 0 || tag > pt_tag_ub())
-        return PT_E_TAG;
+        return pt_fail(comm, PT_E_TAG, call, "tag %d is outside [0, %d] (MPI_TAG_UB)", tag, pt_tag_ub());
     int inter = 0, size = 0;
     PMPI_Comm_test_inter(comm, &inter);
     (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &size);
     if (peer != MPI_PROC_NULL && (peer < 0 || peer >= size))
-        return PT_E_RANK;
-    return -1;
+        return pt_fail(comm, PT_E_RANK, call, "rank %d is outside [0, %d) of the %scommunicator", peer, size,
+                       inter ? "remote group of the inter" : "");
+    return MPI_SUCCESS;
 }
 
 /* Facts about the datatype the data path needs. */
@@ -90,27 +93,41 @@ static void destroy(pt_request *req)
 static int init_request(int is_send, const void *buf, int partitions, MPI_Count count, MPI_Datatype type,
                         int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    const char *call = is_send ? "MPI_Psend_init" : "MPI_Precv_init";
+    pt_enter(call);
     if (!pt_initialised())
-        return pt_error(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, PT_E_NOT_INITIALISED);
+        return pt_fail(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, PT_E_NOT_INITIALISED, call,
+                       "partita is not initialised (call Partita_Init_hook after MPI_Init)");
     if (comm == MPI_COMM_NULL)
-        return pt_error(MPI_COMM_SELF, PT_E_COMM);
-    int kind = check_args(partitions, count, type, peer, tag, comm);
-    if (kind >= 0)
-        return pt_error(comm, (pt_err)kind);
+        return pt_fail(MPI_COMM_SELF, PT_E_COMM, call, "the communicator is MPI_COMM_NULL");
+    int rc = check_args(call, partitions, count, type, peer, tag, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     MPI_Comm shadow;
     if (pt_shadow_lookup(comm, &shadow) != 0)
-        return pt_error(comm, PT_E_COMM_UNKNOWN);
+        return pt_fail(comm, PT_E_COMM_UNKNOWN, call,
+                       "communicator unknown to partita (made by a constructor it does not intercept, "
+                       "such as MPI_Comm_idup, or Partita_Comm_attach was not called)");
     pt_settings settings;
     char why[256];
     if (pt_settings_from_info(info, &settings, why, sizeof why) != 0)
-        return pt_error(comm, PT_E_INFO);
+        return pt_fail(comm, PT_E_INFO, call, "%s", why);
     int peer_world = MPI_PROC_NULL;
     if (peer != MPI_PROC_NULL && (peer_world = pt_world_rank(comm, peer)) == MPI_UNDEFINED)
-        return pt_error(comm, PT_E_COMM_UNKNOWN);
+        return pt_fail(comm, PT_E_COMM_UNKNOWN, call, "rank %d of the communicator is outside MPI_COMM_WORLD", peer);
+    /* The buffer's first byte at address 0 (MPI_BOTTOM with a type that does
+     * not hold absolute addresses): MPICH says MPI_ERR_BUFFER here too. */
+    MPI_Aint true_lb = 0, true_extent = 0;
+    MPI_Count type_size = 0;
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    PMPI_Type_size_x(type, &type_size);
+    if (buf == NULL && true_lb == 0 && count > 0 && type_size > 0)
+        return pt_fail(comm, PT_E_BUFFER, call, "the buffer is NULL with count = %lld per partition",
+                       (long long)count);
 
     pt_request *req = calloc(1, sizeof *req);
     if (!req)
-        return pt_error(comm, PT_E_NO_MEM);
+        return pt_fail(comm, PT_E_NO_MEM, call, "out of memory for the request");
     req->handle = MPI_REQUEST_NULL;
     req->hs_req = MPI_REQUEST_NULL;
     req->type = MPI_DATATYPE_NULL;
@@ -131,11 +148,11 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
     req->peer_world = peer_world;
     req->proc_null = peer == MPI_PROC_NULL;
     req->settings = settings;
-    int rc = PMPI_Type_dup(type, &req->type);
+    rc = PMPI_Type_dup(type, &req->type);
     if (rc != MPI_SUCCESS) {
         req->type = MPI_DATATYPE_NULL;
         destroy(req);
-        return pt_error_mpi(comm, rc);
+        return pt_fail_mpi(comm, rc, call, "MPI_Type_dup");
     }
     describe_type(req);
     /* The user's handle: a real request that is never started, so it is valid
@@ -144,11 +161,11 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
     if (rc != MPI_SUCCESS) {
         req->handle = MPI_REQUEST_NULL;
         destroy(req);
-        return pt_error_mpi(comm, rc);
+        return pt_fail_mpi(comm, rc, call, "MPI_Send_init");
     }
     rc = is_send ? pt_send_init(req) : pt_recv_init(req);
     if (rc == MPI_SUCCESS && pt_table_insert(req->handle, req) != 0)
-        rc = pt_error(comm, PT_E_NO_MEM);
+        rc = pt_fail(comm, PT_E_NO_MEM, call, "out of memory for the handle table");
     if (rc != MPI_SUCCESS) {
         destroy(req);
         return rc;
@@ -172,7 +189,9 @@ int Partita_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype 
 int pt_request_start(pt_request *req)
 {
     if (atomic_load_explicit(&req->active, memory_order_acquire))
-        return pt_error(req->comm, PT_E_START_ACTIVE);
+        return pt_fail(req->comm, PT_E_START_ACTIVE, pt_call_name(),
+                       "the partitioned %s request is still active (round %d has not completed)",
+                       req->is_send ? "send" : "receive", pt_request_round(req));
     int rc = MPI_SUCCESS;
     pt_progress_lock(req);
     req->complete_pending = 0;
@@ -214,7 +233,7 @@ static int report(pt_request *req, MPI_Status *status)
         return MPI_SUCCESS;
     }
     pt_recv_fill_status(req, status);
-    return req->u.r.error ? pt_error(req->comm, (pt_err)req->u.r.error) : MPI_SUCCESS;
+    return req->u.r.error ? pt_recv_report_error(req, pt_call_name()) : MPI_SUCCESS;
 }
 
 /* One progress step of an active request. finish: a completed round makes
@@ -284,16 +303,21 @@ int pt_request_wait(pt_request *req, MPI_Status *status)
     }
 }
 
+int pt_request_round(const pt_request *req) { return (req->is_send ? req->u.s.round : req->u.r.round) + 1; }
+
 int Partita_Start(MPI_Request *request)
 {
+    pt_enter("MPI_Start");
     pt_request *req = pt_lookup(*request);
     return req ? pt_request_start(req) : PMPI_Start(request);
 }
 
 int Partita_Startall(int count, MPI_Request array_of_requests[])
 {
+    pt_enter("MPI_Startall");
     for (int i = 0; i < count; i++) {
-        int rc = Partita_Start(&array_of_requests[i]);
+        pt_request *req = pt_lookup(array_of_requests[i]);
+        int rc = req ? pt_request_start(req) : PMPI_Start(&array_of_requests[i]);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -306,7 +330,9 @@ int pt_request_free(MPI_Request *handle)
     if (!req)
         return PMPI_Request_free(handle);
     if (atomic_load_explicit(&req->active, memory_order_acquire))
-        return pt_error(req->comm, PT_E_FREE_ACTIVE);
+        return pt_fail(req->comm, PT_E_FREE_ACTIVE, "MPI_Request_free",
+                       "the partitioned %s request is active (round %d): complete it first",
+                       req->is_send ? "send" : "receive", pt_request_round(req));
     pt_table_remove(req->handle);
     destroy(req);
     *handle = MPI_REQUEST_NULL;
@@ -321,6 +347,8 @@ int Partita_Cancel(MPI_Request *request)
     if (!req)
         return PMPI_Cancel(request);
     if (atomic_load_explicit(&req->active, memory_order_acquire))
-        return pt_error(req->comm, PT_E_CANCEL_ACTIVE);
+        return pt_fail(req->comm, PT_E_CANCEL_ACTIVE, "MPI_Cancel",
+                       "the partitioned %s request is active (round %d); partita cannot cancel a round",
+                       req->is_send ? "send" : "receive", pt_request_round(req));
     return MPI_SUCCESS; /* nothing to cancel on an inactive request */
 }

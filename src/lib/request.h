@@ -28,6 +28,7 @@ typedef struct pt_group {
     int first_chunk;                              /* its chunks are first_chunk .. first_chunk+nchunks-1 */
     int first;                                    /* the first user partition it waits for */
     atomic_int seen_marked;                       /* timer: partitions marked at the last check */
+    atomic_int flushed_marked;                    /* timer, RUNS: partitions marked at the last flush */
     _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
 } pt_group;
 
@@ -41,7 +42,14 @@ typedef struct pt_chunk {
     int group;
 } pt_chunk;
 
-enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2 };
+/* Timer: a group is OPEN until sent whole (WHOLE) or split by a flush. A
+ * split group with few partitions left (PT_LATE_MAX) sends each later one
+ * alone on its late tag (SPLIT); with more left it goes on in headed runs,
+ * flushed like an open group when its marking stalls, the rest sent by its
+ * last contributor (RUNS): one message per late partition made 150,000
+ * partitions take minutes. */
+enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2, PT_GROUP_RUNS = 3 };
+#define PT_LATE_MAX 64
 
 /* Per user partition (sender, timer policy): 0 not ready, 1 ready, 2 sent in a run. */
 enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
@@ -124,6 +132,8 @@ typedef struct pt_recv_side {
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
     int tag_base;
     int error;               /* pt_err kind detected (e.g. PT_E_TRUNCATE), reported at completion */
+    int error_code;          /* PT_E_INTERNAL: the internal call's code, and its name */
+    const char *error_call;
     /* timer policy: runs of split groups */
     int split;
     int64_t hdr_in[PT_RUN_LEN];  /* header being received */
@@ -136,6 +146,7 @@ typedef struct pt_recv_side {
     int *lpart;              /* the sender partition of each */
     int *lidx;               /* MPI_Testsome's indices */
     int nlate;
+    int late_from;           /* where the next test of lreq starts (recv_runs.c: test_late) */
     unsigned char *group_split; /* per transport message: its terminator came (it is in runs) */
     int round;                  /* Start count - 1, compared with the runs' headers */
 } pt_recv_side;
@@ -177,6 +188,8 @@ static inline pt_request *pt_lookup(MPI_Request handle)
     return handle == MPI_REQUEST_NULL ? NULL : pt_table_find(handle);
 }
 void pt_fill_empty_status(MPI_Status *status);
+/* The request's current (or last) round, counted from 1 (0: never started). */
+int pt_request_round(const pt_request *req);
 int pt_request_start(pt_request *req);
 /* Progress and report: returns MPI_SUCCESS and sets *done when the round is
  * complete (then the request becomes inactive and *status is filled). */
@@ -207,6 +220,8 @@ int pt_recv_round_done(const pt_request *req);
 int pt_recv_all_arrived(const pt_request *req);
 void pt_recv_destroy(pt_request *req);
 void pt_recv_fill_status(const pt_request *req, MPI_Status *status);
+/* Report the round's deferred error (r->error) through the handler, naming call. */
+int pt_recv_report_error(pt_request *req, const char *call);
 void pt_recv_message_done(pt_request *req, int j);
 /* The application tested MPI for this receive (Parrived, Test, Wait); and
  * whether it did so within PT_APP_POLLING_NS: then background progress

@@ -94,7 +94,7 @@ int pt_send_init(pt_request *req)
     s->round = -1;
     if (req->proc_null) {
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
-        return s->part ? MPI_SUCCESS : pt_error(req->comm, PT_E_NO_MEM);
+        return s->part ? MPI_SUCCESS : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
     }
     int cut;
     int N = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous, &cut);
@@ -106,28 +106,28 @@ int pt_send_init(pt_request *req)
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!s->bound || !s->groups || !s->treq || !req->hs_buf) {
         s->ntrans = 0;
-        return pt_error(req->comm, PT_E_NO_MEM);
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
     }
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
     for (int j = 0; !cut && j <= N; j++)
         s->bound[j] = ptm_group_first(P, N, j);
     if (build_chunks(req) != 0) {
         s->ntrans = 0;
-        return pt_error(req->comm, PT_E_NO_MEM);
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
     }
     /* The timer only matters when some group holds more than one partition.
      * s->split is set once its state exists (destroy looks at it). */
     int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !cut;
     if (split && !(s->part = calloc((size_t)P, sizeof *s->part))) {
         s->ntrans = 0;
-        return pt_error(req->comm, PT_E_NO_MEM);
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
     }
     long long tags = (long long)N + (split ? 1 + (long long)P : 0); /* split tag, one late tag per partition */
     s->tag_count = tags > INT_MAX ? 0 : (int)tags;
     if (!s->tag_count || pt_tags_alloc(s->tag_count, &s->tag_base) != 0) {
         s->tag_count = 0;
         s->ntrans = 0;
-        return pt_error(req->comm, PT_E_TAGS);
+        return pt_fail(req->comm, PT_E_TAGS, "MPI_Psend_init", "no free range of %lld internal tags", tags);
     }
     for (int j = 0; j < N; j++) {
         void *addr;
@@ -141,11 +141,17 @@ int pt_send_init(pt_request *req)
         } else {
             span(req, s->bound[j], s->bound[j + 1], &addr, &n, &type);
         }
-        if (n > INT_MAX)
-            return pt_error(req->comm, PT_E_TOO_BIG);
+        /* The planner keeps messages within INT_MAX bytes unless one
+         * partition of a non-contiguous type is larger: that it cannot split. */
+        size_t bytes = cut ? (size_t)n : (size_t)(s->bound[j + 1] - s->bound[j]) * req->part_bytes;
+        if (n > INT_MAX || bytes > INT_MAX)
+            return pt_fail(req->comm, PT_E_TOO_BIG, "MPI_Psend_init",
+                           "a partition of %zu bytes (count %lld of a non-contiguous datatype) is over INT_MAX "
+                           "bytes, which partita cannot split into transport messages",
+                           req->part_bytes, (long long)req->count);
         int rc = PMPI_Send_init(addr, (int)n, type, req->peer_world, s->tag_base + j, pt_data_comm(), &s->treq[j]);
         if (rc != MPI_SUCCESS)
-            return pt_error_mpi(req->comm, rc);
+            return pt_fail_mpi(req->comm, rc, "MPI_Psend_init", "MPI_Send_init");
         s->nmsg = j + 1; /* only these exist */
     }
     if (split) {
@@ -153,7 +159,7 @@ int pt_send_init(pt_request *req)
         s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
         if (pt_timer_alloc(req) != 0) {
             pt_timer_free(req);
-            return pt_error(req->comm, PT_E_NO_MEM);
+            return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the timer's state");
         }
         s->split = 1;
         pt_timers_register(req);
@@ -168,7 +174,7 @@ int pt_send_init(pt_request *req)
     hs[PT_HS_POLICY] = req->settings.policy;
     /* Local: an eager message the receiver's init-time receive will match. */
     int rc = PMPI_Isend(hs, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, "MPI_Psend_init", "MPI_Isend");
 }
 
 void pt_send_start(pt_request *req)
@@ -186,6 +192,7 @@ void pt_send_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].state, PT_GROUP_OPEN, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].issued, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_marked, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].flushed_marked, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
@@ -195,7 +202,8 @@ void pt_send_start(pt_request *req)
     s->completed_upto = 0;
 }
 
-/* The last contributor of group g sends it. */
+/* The last contributor of group g sends it. Returns the internal call's
+ * code: the caller reports it with its own name. */
 int pt_issue_group(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
@@ -207,11 +215,14 @@ int pt_issue_group(pt_request *req, int g)
         pt_timer_group_closed(req);
         rc = PMPI_Start(&s->treq[g]);
     }
-    else
+    else {
+        if (expected == PT_GROUP_RUNS) /* still watched until now */
+            pt_timer_group_closed(req);
         rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
+    }
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
     atomic_fetch_add_explicit(&s->groups_done, 1, memory_order_acq_rel);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc;
 }
 
 /* Set `bit` in the chunk's mask unless it is set; returns the mask before.
@@ -252,7 +263,8 @@ static inline int group_chunk_done(pt_group *g, int serial)
  * it is bit 0 of each later message it has bytes in. Out of line: only a few
  * partitions of a cut are shared, and inlined its loop made every MPI_Pready
  * save and restore registers. */
-__attribute__((noinline)) static int mark_shared(pt_request *req, int p, const pt_chunk *c, uint64_t now)
+__attribute__((noinline)) static int mark_shared(pt_request *req, int p, const pt_chunk *c, uint64_t now,
+                                                 const char *call)
 {
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
@@ -263,22 +275,63 @@ __attribute__((noinline)) static int mark_shared(pt_request *req, int p, const p
         if (chunk_set(d, 1, req->serial) + 1 == d->full && group_chunk_done(&s->groups[j], req->serial))
             rc = pt_issue_group(req, j);
     }
-    return rc;
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
+}
+
+/* Whether partition p (in range) is marked ready in this round. */
+static int is_marked(const pt_request *req, int p)
+{
+    const pt_send_side *s = &req->u.s;
+    if (s->part)
+        return atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE;
+    uint32_t v = s->slot[p];
+    return (atomic_load_explicit(&s->chunks[v >> 6].mask, memory_order_relaxed) >> (v & 63)) & 1;
+}
+
+/* Out of line: the hot path only branches here. */
+__attribute__((noinline, cold)) static int bad_partition(pt_request *req, int p, const char *call)
+{
+    return pt_fail(req->comm, PT_E_PARTITION_RANGE, call,
+                   "partition %d is outside [0, %d), the request's partitions (round %d)", p, req->partitions,
+                   pt_request_round(req));
+}
+
+__attribute__((noinline, cold)) static int marked_twice(pt_request *req, int p, const char *call)
+{
+    return pt_fail(req->comm, PT_E_PREADY_TWICE, call,
+                   "partition %d (of [0, %d)) is already marked ready in round %d", p, req->partitions,
+                   pt_request_round(req));
+}
+
+/* Send group g, or (timer) partition p of a split group, reporting a
+ * failure as `call`'s. Out of line and called in tail position, so that
+ * mark() keeps nothing live across a call: saving and restoring registers
+ * for that cost every MPI_Pready about 0.4 ns. */
+__attribute__((noinline)) static int issue(pt_request *req, int g, const char *call)
+{
+    int rc = pt_issue_group(req, g);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
+}
+
+__attribute__((noinline)) static int send_late(pt_request *req, int g, int p, const char *call)
+{
+    int rc = pt_timer_send_late(req, g, p); /* the group already waited for a laggard */
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
 }
 
 /* Mark one partition: one atomic add on its chunk; the thread that
  * completes a chunk counts it off its group, the one that completes the
  * group sends it. */
-static inline int mark(pt_request *req, int p)
+__attribute__((always_inline)) static inline int mark(pt_request *req, int p, const char *call)
 {
     pt_send_side *s = &req->u.s;
     if (p < 0 || p >= req->partitions)
-        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+        return bad_partition(req, p, call);
     if (s->part) {
         /* Timer: the state must be READY before the bit is visible, so that
          * whoever completes the group finds every partition claimable. */
         if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
-            return pt_error(req->comm, PT_E_PREADY_TWICE);
+            return marked_twice(req, p, call);
         atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         if (req->proc_null)
             return MPI_SUCCESS;
@@ -288,32 +341,34 @@ static inline int mark(pt_request *req, int p)
     uint64_t bit = (uint64_t)1 << (v & 63);
     uint64_t before = chunk_set(c, bit, req->serial);
     if (before & bit)
-        return pt_error(req->comm, PT_E_PREADY_TWICE);
+        return marked_twice(req, p, call);
     if (c->shared & bit)
-        return mark_shared(req, p, c, before + bit);
+        return mark_shared(req, p, c, before + bit, call);
     int g = c->group;
     if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
-        return pt_issue_group(req, g);
+        return issue(req, g, call);
     if (!s->split)
         return MPI_SUCCESS;
     if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
-        return pt_timer_send_late(req, g, p); /* the group already waited for a laggard: no more waiting */
+        return send_late(req, g, p, call);
     if (!before)
         pt_timer_begun(req); /* a group (chunk) begun: watch it, it may stall */
     return MPI_SUCCESS;
 }
 
 /* The request behind a Pready* handle, or an error code in *rc. */
-static inline pt_request *sender_of(MPI_Request handle, int *rc)
+__attribute__((always_inline)) static inline pt_request *sender_of(MPI_Request handle, int *rc, const char *call)
 {
     pt_request *req = pt_lookup(handle);
     *rc = MPI_SUCCESS;
     if (!req)
-        *rc = pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+        *rc = pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, call, "the request is not a partitioned request");
     else if (!req->is_send)
-        *rc = pt_error(req->comm, PT_E_PREADY_RECV);
+        *rc = pt_fail(req->comm, PT_E_PREADY_RECV, call, "the request is a partitioned receive request");
     else if (!atomic_load_explicit(&req->active, memory_order_acquire))
-        *rc = pt_error(req->comm, PT_E_PREADY_INACTIVE);
+        *rc = pt_fail(req->comm, PT_E_PREADY_INACTIVE, call,
+                      "the request is inactive (%s; call MPI_Start first)",
+                      req->u.s.round < 0 ? "never started" : "its last round completed");
     else
         return req;
     return NULL;
@@ -322,32 +377,99 @@ static inline pt_request *sender_of(MPI_Request handle, int *rc)
 int Partita_Pready(int partition, MPI_Request request)
 {
     int rc;
-    pt_request *req = sender_of(request, &rc);
-    return req ? mark(req, partition) : rc;
+    pt_request *req = sender_of(request, &rc, "MPI_Pready");
+    return req ? mark(req, partition, "MPI_Pready") : rc;
 }
 
+/* Pready_range and Pready_list check every partition before marking any:
+ * a call that fails marks nothing (unless another thread marks the same
+ * partitions at the same time, which is erroneous anyway). */
 int Partita_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    static const char call[] = "MPI_Pready_range";
     int rc;
-    pt_request *req = sender_of(request, &rc);
+    pt_request *req = sender_of(request, &rc, call);
     if (!req)
         return rc;
     if (partition_low < 0 || partition_high >= req->partitions || partition_low > partition_high)
-        return pt_error(req->comm, PT_E_PARTITION_RANGE);
+        return pt_fail(req->comm, PT_E_PARTITION_RANGE, call,
+                       "range [%d, %d] is not a non-empty range within [0, %d), the request's partitions "
+                       "(round %d); nothing was marked",
+                       partition_low, partition_high, req->partitions, pt_request_round(req));
     for (int p = partition_low; p <= partition_high; p++)
-        if ((rc = mark(req, p)) != MPI_SUCCESS)
+        if (is_marked(req, p))
+            return pt_fail(req->comm, PT_E_PREADY_TWICE, call,
+                           "partition %d of range [%d, %d] is already marked ready in round %d; nothing was marked",
+                           p, partition_low, partition_high, pt_request_round(req));
+    for (int p = partition_low; p <= partition_high; p++)
+        if ((rc = mark(req, p, call)) != MPI_SUCCESS)
             return rc;
     return MPI_SUCCESS;
 }
 
+/* The first bad entry of a Pready_list: out of range, already marked, or
+ * named twice in the list (a bitmap of the partitions seen). Returns its
+ * index, or -1; *kind says what is wrong with it. */
+static int list_bad_entry(const pt_request *req, int length, const int list[], pt_err *kind, int *earlier)
+{
+    uint64_t local[64];
+    size_t words = ((size_t)req->partitions + 63) / 64;
+    uint64_t *seen = length > 1 ? (words <= 64 ? local : calloc(words, sizeof *seen)) : NULL;
+    if (seen == local)
+        memset(local, 0, sizeof local);
+    int bad = -1;
+    for (int i = 0; i < length && bad < 0; i++) {
+        int p = list[i];
+        if (p < 0 || p >= req->partitions) {
+            *kind = PT_E_PARTITION_RANGE, bad = i;
+        } else if (is_marked(req, p)) {
+            *kind = PT_E_PREADY_TWICE, *earlier = -1, bad = i;
+        } else if (seen && (seen[p / 64] >> (p % 64)) & 1) {
+            *kind = PT_E_PREADY_TWICE, bad = i;
+            for (*earlier = 0; list[*earlier] != p; ++*earlier)
+                ;
+        } else if (seen) {
+            seen[p / 64] |= (uint64_t)1 << (p % 64);
+        } else if (length > 1) { /* no memory for the bitmap: compare pairs */
+            for (int k = 0; k < i; k++)
+                if (list[k] == p) {
+                    *kind = PT_E_PREADY_TWICE, *earlier = k, bad = i;
+                    break;
+                }
+        }
+    }
+    if (seen != local)
+        free(seen);
+    return bad;
+}
+
 int Partita_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    static const char call[] = "MPI_Pready_list";
     int rc;
-    pt_request *req = sender_of(request, &rc);
+    pt_request *req = sender_of(request, &rc, call);
     if (!req)
         return rc;
+    if (length < 0)
+        return pt_fail(req->comm, PT_E_LENGTH, call, "length = %d, must be >= 0", length);
+    pt_err kind = PT_E_PARTITION_RANGE;
+    int earlier = -1;
+    int bad = list_bad_entry(req, length, array_of_partitions, &kind, &earlier);
+    if (bad >= 0 && kind == PT_E_PARTITION_RANGE)
+        return pt_fail(req->comm, kind, call,
+                       "entry %d of %d is partition %d, outside [0, %d), the request's partitions (round %d); "
+                       "nothing was marked",
+                       bad, length, array_of_partitions[bad], req->partitions, pt_request_round(req));
+    if (bad >= 0 && earlier >= 0)
+        return pt_fail(req->comm, kind, call,
+                       "entry %d of %d is partition %d, which entry %d names too (round %d); nothing was marked", bad,
+                       length, array_of_partitions[bad], earlier, pt_request_round(req));
+    if (bad >= 0)
+        return pt_fail(req->comm, kind, call,
+                       "entry %d of %d is partition %d, already marked ready in round %d; nothing was marked", bad,
+                       length, array_of_partitions[bad], pt_request_round(req));
     for (int i = 0; i < length; i++)
-        if ((rc = mark(req, array_of_partitions[i])) != MPI_SUCCESS)
+        if ((rc = mark(req, array_of_partitions[i], call)) != MPI_SUCCESS)
             return rc;
     return MPI_SUCCESS;
 }
@@ -365,7 +487,7 @@ static int test_in_order(pt_request *req, int all_issued, int *rc)
         int flag = 0;
         int err = PMPI_Test(&s->treq[s->completed_upto], &flag, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS) {
-            *rc = pt_error_mpi(req->comm, err);
+            *rc = pt_fail_mpi(req->comm, err, pt_call_name(), "MPI_Test of a transport message");
             return 0;
         }
         if (!flag)
@@ -428,7 +550,8 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
 {
     pt_request *req = pt_lookup(request);
     if (!req)
-        return pt_error(MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_plan",
+                       "the request is not a partitioned request");
     if (req->is_send) {
         *transport_parts = req->proc_null ? 0 : req->u.s.ntrans;
         if (policy)
@@ -445,7 +568,8 @@ int Partita_Request_runs(MPI_Request request, int *runs)
 {
     pt_request *req = pt_lookup(request);
     if (!req || !req->is_send)
-        return pt_error(req ? req->comm : MPI_COMM_SELF, PT_E_NOT_PARTITIONED);
+        return pt_fail(req ? req->comm : MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_runs",
+                       req ? "the request is a receive request" : "the request is not a partitioned request");
     *runs = 0;
     if (req->u.s.split) {
         pthread_mutex_lock(&req->u.s.split_lock);

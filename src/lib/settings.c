@@ -107,6 +107,12 @@ int pt_settings_load_env(char *err, size_t errlen)
     }
     if (check_complete(&s, "PARTITA_TRANSPORT_PARTS=N", err, errlen))
         return -1;
+    /* read by progress_thread.c; checked here with the rest */
+    const char *thread = getenv("PARTITA_PROGRESS_THREAD");
+    if (thread && *thread && strcmp(thread, "0") && strcmp(thread, "1")) {
+        snprintf(err, errlen, "PARTITA_PROGRESS_THREAD='%s' is not 0 or 1", thread);
+        return -1;
+    }
     global = s;
     return 0;
 }

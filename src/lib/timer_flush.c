@@ -91,15 +91,16 @@ static int send_headed(pt_request *req, int h)
     return rc;
 }
 
-/* Group g's first flush of the round: its ready partitions as headed runs,
- * the last header flagged. With none ready it sends nothing and the next
+/* Group g's ready partitions as headed runs: its first flush of the round
+ * (the last header flagged, late mode: the receiver then posts late
+ * receives), or any flush of a RUNS group (nothing flagged). With none ready it sends nothing and the next
  * send for the group is the first flush: whoever sends a partition claimed
  * it, so until a first flush every partition is still claimable, and the
  * group's last contributor always finds its own. (An empty flagged header
  * would also make the receiver wait on late tags for a group that a flush
  * from the round before, losing a race with MPI_Start, split for nothing.)
  * Caller holds split_lock. */
-static int first_flush(pt_request *req, int g)
+static int headed_runs(pt_request *req, int g, int flag_last)
 {
     pt_send_side *s = &req->u.s;
     int h0 = s->nhdr, end = s->bound[g + 1];
@@ -118,7 +119,8 @@ static int first_flush(pt_request *req, int g)
     if (s->nhdr == h0)
         return MPI_SUCCESS;
     s->headed[g] = 1;
-    s->xhdr[(size_t)(s->nhdr - 1) * PT_RUN_LEN + PT_RUN_FLAGS] = PT_RUN_FLAG_LAST;
+    if (flag_last)
+        s->xhdr[(size_t)(s->nhdr - 1) * PT_RUN_LEN + PT_RUN_FLAGS] = PT_RUN_FLAG_LAST;
     int rc = MPI_SUCCESS;
     for (int h = h0; h < s->nhdr && rc == MPI_SUCCESS; h++)
         rc = send_headed(req, h);
@@ -139,10 +141,13 @@ static int send_alone(pt_request *req, int p)
 static int send_ready(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
-    if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) != PT_GROUP_SPLIT)
+    int state = atomic_load_explicit(&s->groups[g].state, memory_order_acquire);
+    if (state == PT_GROUP_RUNS)
+        return headed_runs(req, g, 0);
+    if (state != PT_GROUP_SPLIT)
         return MPI_SUCCESS; /* a flush that outlived its round */
     if (!s->headed[g])
-        return first_flush(req, g);
+        return headed_runs(req, g, 1);
     int rc = MPI_SUCCESS;
     for (int p = s->bound[g]; p < s->bound[g + 1] && rc == MPI_SUCCESS; p++)
         if (claim(s, p))
@@ -150,19 +155,26 @@ static int send_ready(pt_request *req, int g)
     return rc;
 }
 
-static void flush_group(pt_request *req, int g)
+static int group_marked(const pt_send_side *s, int g);
+
+/* marked: the group's partitions marked so far (group_marked). */
+static void flush_group(pt_request *req, int g, int marked)
 {
     pt_send_side *s = &req->u.s;
     int expected = PT_GROUP_OPEN;
-    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
-        pt_timer_group_closed(req);
-    else if (expected != PT_GROUP_SPLIT)
+    int left = s->bound[g + 1] - s->bound[g] - marked;
+    int next = left <= PT_LATE_MAX ? PT_GROUP_SPLIT : PT_GROUP_RUNS;
+    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, next)) {
+        if (next == PT_GROUP_SPLIT)
+            pt_timer_group_closed(req); /* each later partition goes at its mark */
+    } else if (expected != PT_GROUP_SPLIT && expected != PT_GROUP_RUNS) {
         return; /* its last contributor sends it whole */
+    }
     pthread_mutex_lock(&s->split_lock);
     int rc = send_ready(req, g);
     pthread_mutex_unlock(&s->split_lock);
     if (rc != MPI_SUCCESS)
-        pt_error_mpi(req->comm, rc);
+        pt_fail_mpi(req->comm, rc, pt_call_name(), "a send of a timer run");
 }
 
 int pt_timer_send_late(pt_request *req, int g, int p)
@@ -177,7 +189,7 @@ int pt_timer_send_late(pt_request *req, int g, int p)
     else if (claim(s, p))
         rc = send_alone(req, p);
     pthread_mutex_unlock(&s->split_lock);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc; /* the caller (MPI_Pready*) reports it */
 }
 
 /* Partitions of group g marked so far this round (its chunks are consecutive). */
@@ -210,8 +222,11 @@ static int64_t check_group(pt_request *req, int g, int64_t *t)
     if (marked != atomic_load_explicit(&grp->seen_marked, memory_order_relaxed)) {
         atomic_store_explicit(&grp->seen_marked, marked, memory_order_relaxed);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
-    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns) {
-        flush_group(req, g);
+    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns &&
+               marked > atomic_load_explicit(&grp->flushed_marked, memory_order_relaxed)) {
+        /* (a RUNS group already flushed with this many marks has nothing new) */
+        atomic_store_explicit(&grp->flushed_marked, marked, memory_order_relaxed);
+        flush_group(req, g, marked);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
     }
     if (atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_SPLIT)
@@ -251,5 +266,5 @@ int pt_timer_runs_complete(pt_request *req, int *done)
     if (!s->nx)
         *done = 1;
     pthread_mutex_unlock(&s->split_lock);
-    return rc == MPI_SUCCESS ? rc : pt_error_mpi(req->comm, rc);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testall of timer runs");
 }

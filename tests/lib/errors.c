@@ -3,6 +3,8 @@
  *   errors            every case with MPI_ERRORS_RETURN, checking the class
  *   errors fatal      marks a partition twice under the default handler:
  *                     the run must abort with partita's message */
+#include <stdarg.h>
+
 #include "ptest.h"
 
 #define PARTS 4
@@ -11,6 +13,22 @@ static int expect(int rc, int cls, const char *what)
 {
     CHECK(ptest_class(rc) == cls, "%s: got class %d, expected %d", what, ptest_class(rc), cls);
     return rc;
+}
+
+/* expect(), and the error's message names the call, the value and the
+ * valid range: each of the NULL-terminated strings must be in it. */
+static void expect_says(int rc, int cls, const char *what, ...)
+{
+    expect(rc, cls, what);
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, text, &len);
+    va_list ap;
+    va_start(ap, what);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        CHECK(strstr(text, needle), "%s: the message \"%s\" does not say \"%s\"", what, text, needle);
+    va_end(ap);
 }
 
 int main(int argc, char **argv)
@@ -33,13 +51,25 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
-    expect(MPI_Psend_init(sbuf, 0, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG, "send, 0 partitions");
+    expect_says(MPI_Psend_init(sbuf, 0, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG,
+                "send, 0 partitions", "MPI_Psend_init", "partitions = 0", "at least 1", NULL);
+    /* A NULL buffer with data to move: MPI_ERR_BUFFER at init, as MPICH. */
+    expect_says(MPI_Precv_init(NULL, PARTS, 256, MPI_INT, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_BUFFER,
+                "NULL receive buffer", "MPI_Precv_init", "NULL", "count = 256", NULL);
+    expect_says(MPI_Psend_init(NULL, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_BUFFER,
+                "NULL send buffer", "MPI_Psend_init", NULL);
+    MPI_Request empty[2];
+    OK(MPI_Precv_init(NULL, PARTS, 0, MPI_INT, 0, 7, c, MPI_INFO_NULL, &empty[0])); /* count 0: nothing to move */
+    OK(MPI_Psend_init(NULL, PARTS, 0, MPI_INT, 0, 7, c, MPI_INFO_NULL, &empty[1]));
+    OK(MPI_Request_free(&empty[0]));
+    OK(MPI_Request_free(&empty[1]));
     expect(MPI_Precv_init(rbuf, -1, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG, "recv, -1 partitions");
     expect(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK,
            "MPI_ANY_SOURCE");
     expect(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, MPI_ANY_TAG, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG,
            "MPI_ANY_TAG");
-    expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 5, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK, "rank 5 of 1");
+    expect_says(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 5, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK, "rank 5 of 1",
+                "MPI_Psend_init", "rank 5", "[0, 1)", NULL);
     expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, -3, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG, "negative tag");
     MPI_Info info;
     MPI_Info_create(&info);
@@ -49,22 +79,38 @@ int main(int argc, char **argv)
 
     OK(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &r));
     OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &s));
-    expect(MPI_Pready(0, s), MPI_ERR_REQUEST, "Pready before Start");
+    expect_says(MPI_Pready(0, s), MPI_ERR_REQUEST, "Pready before Start", "MPI_Pready", "never started", NULL);
     OK(MPI_Start(&s));
     OK(MPI_Start(&r));
-    expect(MPI_Start(&s), MPI_ERR_REQUEST, "Start on an active request");
-    expect(MPI_Pready(PARTS, s), MPI_ERR_ARG, "Pready index == partitions");
-    expect(MPI_Pready(-1, s), MPI_ERR_ARG, "Pready index -1");
-    expect(MPI_Pready_range(2, PARTS, s), MPI_ERR_ARG, "Pready_range past the end");
+    expect_says(MPI_Start(&s), MPI_ERR_REQUEST, "Start on an active request", "MPI_Start", "active", "round 1", NULL);
+    expect_says(MPI_Pready(PARTS, s), MPI_ERR_ARG, "Pready index == partitions", "MPI_Pready", "partition 4",
+                "[0, 4)", "round 1", NULL);
+    expect_says(MPI_Pready(-1, s), MPI_ERR_ARG, "Pready index -1", "MPI_Pready", "partition -1", "[0, 4)", NULL);
+    expect_says(MPI_Pready_range(2, PARTS, s), MPI_ERR_ARG, "Pready_range past the end", "MPI_Pready_range",
+                "[2, 4]", "[0, 4)", NULL);
+    int outside[2] = { 0, PARTS + 3 };
+    expect_says(MPI_Pready_list(2, outside, s), MPI_ERR_ARG, "Pready_list with an entry out of range",
+                "MPI_Pready_list", "entry 1 of 2", "partition 7", "[0, 4)", "nothing was marked", NULL);
+    expect_says(MPI_Pready_list(-1, outside, s), MPI_ERR_ARG, "Pready_list with a negative length",
+                "MPI_Pready_list", "length = -1", NULL);
     expect(MPI_Pready(0, r), MPI_ERR_REQUEST, "Pready on a receive request");
     int flag;
-    expect(MPI_Parrived(s, 0, &flag), MPI_ERR_REQUEST, "Parrived on a send request");
-    expect(MPI_Parrived(r, PARTS, &flag), MPI_ERR_ARG, "Parrived index == partitions");
-    OK(MPI_Pready(0, s));
-    expect(MPI_Pready(0, s), MPI_ERR_ARG, "Pready twice in one round");
+    expect_says(MPI_Parrived(s, 0, &flag), MPI_ERR_REQUEST, "Parrived on a send request", "MPI_Parrived", NULL);
+    expect_says(MPI_Parrived(r, PARTS, &flag), MPI_ERR_ARG, "Parrived index == partitions", "MPI_Parrived",
+                "partition 4", "[0, 4)", NULL);
+    OK(MPI_Pready(0, s)); /* the list above marked nothing: partition 0 is still free */
+    expect_says(MPI_Pready(0, s), MPI_ERR_ARG, "Pready twice in one round", "MPI_Pready", "partition 0",
+                "already marked", "round 1", NULL);
     int dup[2] = { 1, 1 }; /* not const: Open MPI 5 declares a non-const array */
-    expect(MPI_Pready_list(2, dup, s), MPI_ERR_ARG, "Pready_list naming a partition twice");
-    expect(MPI_Request_free(&s), MPI_ERR_REQUEST, "free an active send request");
+    expect_says(MPI_Pready_list(2, dup, s), MPI_ERR_ARG, "Pready_list naming a partition twice", "MPI_Pready_list",
+                "entry 1 of 2", "entry 0", NULL);
+    int late_dup[2] = { 1, 0 };
+    expect_says(MPI_Pready_list(2, late_dup, s), MPI_ERR_ARG, "Pready_list with a marked entry last",
+                "MPI_Pready_list", "entry 1 of 2", "already marked", NULL);
+    expect_says(MPI_Pready_range(0, 1, s), MPI_ERR_ARG, "Pready_range over a marked partition",
+                "MPI_Pready_range", "partition 0", NULL);
+    OK(MPI_Pready(1, s)); /* none of the failed lists and ranges marked partition 1 */
+    expect_says(MPI_Request_free(&s), MPI_ERR_REQUEST, "free an active send request", "MPI_Request_free", NULL);
     expect(MPI_Request_free(&r), MPI_ERR_REQUEST, "free an active receive request");
     expect(MPI_Cancel(&r), MPI_ERR_REQUEST, "cancel an active request");
     CHECK(s != MPI_REQUEST_NULL && r != MPI_REQUEST_NULL, "a failed free must keep the handle");
@@ -73,7 +119,8 @@ int main(int argc, char **argv)
     int x = 0;
     MPI_Request plain;
     MPI_Irecv(&x, 1, MPI_INT, 0, 99, c, &plain);
-    expect(MPI_Pready(0, plain), MPI_ERR_REQUEST, "Pready on an MPI_Irecv request");
+    expect_says(MPI_Pready(0, plain), MPI_ERR_REQUEST, "Pready on an MPI_Irecv request", "MPI_Pready",
+                "not a partitioned request", NULL);
     expect(MPI_Parrived(plain, 0, &flag), MPI_ERR_REQUEST, "Parrived on an MPI_Irecv request");
     int y = 1;
     MPI_Send(&y, 1, MPI_INT, 0, 99, c);
@@ -103,10 +150,21 @@ int main(int argc, char **argv)
     OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 1, c, MPI_INFO_NULL, &s));
     OK(MPI_Start(&r));
     OK(MPI_Start(&s));
+    for (int p = 0; p < PARTS; p++)
+        sbuf[p] = 100 + p;
+    rbuf[0] = rbuf[1] = -1;
     OK(MPI_Pready_range(0, PARTS - 1, s));
     OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    /* What MPI_Parrived reports is in the buffer: the first bytes, as a
+     * point-to-point receive that truncates delivers them. */
+    for (int p = 0; p < 2; p++) {
+        ptest_parrived_loop(r, p);
+        CHECK(rbuf[p] == 100 + p, "truncated receive: partition %d reported arrived holds %g, expected %d", p,
+              rbuf[p], 100 + p);
+    }
     MPI_Status st;
-    expect(MPI_Wait(&r, &st), MPI_ERR_TRUNCATE, "receive smaller than the message");
+    expect_says(MPI_Wait(&r, &st), MPI_ERR_TRUNCATE, "receive smaller than the message", "MPI_Wait", "32 bytes",
+                "holds 16", NULL);
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));
     return ptest_finish("errors");

@@ -5,6 +5,7 @@
  * LD_PRELOAD or link it before the MPI library. */
 #include <mpi.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "partita/config.h"
 #include "partita/partita.h"
@@ -19,6 +20,11 @@ static int after_init(int rc)
     if (rc != MPI_SUCCESS) {
         fprintf(stderr, "partita: %s\n", Partita_Init_error());
         PMPI_Abort(MPI_COMM_WORLD, 1);
+        /* Some MPI libraries return from MPI_Abort (this MPICH with a
+         * singleton or a launcher that does not kill): the program must not
+         * go on with settings it did not ask for. */
+        fflush(NULL);
+        _exit(1);
     }
     return rc;
 }
