@@ -1,4 +1,4 @@
-"""partita summary: print the summary tables of an existing results folder again."""
+"""partita summary: the verdict of existing results folders again, or (--all) every table."""
 
 from __future__ import annotations
 
@@ -6,22 +6,34 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..report import print_run_summary
+from ..report import print_run_summary, verdict
+from ..report.headline import print_headline
 from ..results import ResultError, load_run_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summary", help="print the summary of a results folder",
-                       description="Print the OMB-style summary tables of a folder written by `partita run`.")
-    p.add_argument("folder", type=Path, help="a results/<timestamp>-<suite> folder")
+    p = sub.add_parser("summary", help="print the verdict (or every table) of results folders",
+                       description="Print the verdict of folders written by `partita run`: per implementation the "
+                       "median over sizes of overhead, perceived bandwidth under a laggard and availability under "
+                       "noise (best marked), then one line per finding of the report (docs/report.md). --all prints "
+                       "the OMB-style tables of every run and metric instead.")
+    p.add_argument("folders", nargs="+", type=Path, metavar="folder", help="results/<timestamp>-<suite> folders")
+    p.add_argument("--all", action="store_true", help="every table: one per run and metric, implementations side "
+                   "by side (median [95%% CI of the median])")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     try:
-        manifest = load_run_dir(args.folder)
+        if args.all:
+            for folder in args.folders:
+                print_run_summary(folder, load_run_dir(folder))
+            return 0
+        runs, h = verdict(args.folders)
     except ResultError as e:
         print(f"partita summary: error: {e}", file=sys.stderr)
         return 2
-    print_run_summary(args.folder, manifest)
+    report = args.folders[0] / "report.html"
+    print_headline(h, args.folders, report if report.is_file() and len(args.folders) == 1 else None,
+                   problems=runs.problems)
     return 0

@@ -33,7 +33,7 @@ def write_report(folders: list[Path], out: Path, trace: Path | None = None):
         except trace_family.TraceUnavailable as e:
             raise ReportError(str(e)) from e
         figures.append(Figure(trace_family.TITLE, said or f"arrivals recorded in trace {trace.name}.",
-                              f"trace folder {trace.name}", png))
+                              f"trace folder {trace.name}", png, short="trace"))
     h = headline(runs, figures)
     try:
         out.write_text(page(runs, h, figures))
@@ -52,4 +52,25 @@ def verdict(folders: list[Path]):
     return runs, headline(runs, build_figures(runs, draw=False))
 
 
-__all__ = ["ReportError", "print_run_summary", "verdict", "write_report"]
+def explain_run(folder: Path, out=None) -> Path | None:
+    """What `partita run` prints at the end: write folder/report.html, print the headline, the
+    findings and the report's path; returns that path (None when it could not be written, after
+    saying why and printing the long tables instead)."""
+    import sys
+
+    from ..results import load_run_dir
+    from .headline import print_headline
+
+    out = out or sys.stdout
+    path = folder / "report.html"
+    try:
+        runs, h = write_report([folder], path)
+    except ReportError as e:
+        print(f"partita: the report was not written: {e}", file=sys.stderr)
+        print_run_summary(folder, load_run_dir(folder), out)
+        return None
+    print_headline(h, [folder], path, out, runs.problems)
+    return path
+
+
+__all__ = ["ReportError", "explain_run", "print_run_summary", "verdict", "write_report"]

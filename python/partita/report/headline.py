@@ -54,7 +54,7 @@ class Headline:
     header: list[str]
     rows: list[list[str]]
     notes: list[str]            # how each column was computed, and why a column is missing
-    findings: list[str]         # "family (run): sentence"
+    findings: list[str]         # "family (run): sentence", one per figure
 
 
 def headline(runs: RunSet, figures) -> Headline:
@@ -89,7 +89,7 @@ def headline(runs: RunSet, figures) -> Headline:
         notes.append(f"{col.title}: median over the sizes of run(s) {where} ({col.runs_word}; {settings})")
     rows = [[lb] + [cells.get(lb, "-") for _, cells in cols] for lb in labels
             if any(lb in cells for _, cells in cols)]
-    found = [f"{f.title}: {f.finding}" for f in figures]
+    found = [f"{f.short or f.title}" + (f" ({f.run})" if f.run else "") + f": {f.finding}" for f in figures]
     return Headline(["implementation"] + [c.title for c, _ in cols], rows, notes, found)
 
 

@@ -27,7 +27,8 @@ def build_figures(runs, draw: bool = True) -> list[Figure]:
     out = []
     for family in FAMILIES:
         for subject in family.subjects(runs):
-            fig = Figure(title_of(family, subject), family.finding(subject), caption_of(family, subject))
+            fig = Figure(title_of(family, subject), family.finding(subject), caption_of(family, subject),
+                         short=family.SHORT, run=getattr(subject, "name", ""))
             if hasattr(family, "table"):
                 fig.table = family.table(subject)
             if draw:

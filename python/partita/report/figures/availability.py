@@ -7,6 +7,7 @@ from ... import findings
 from .common import ci_line, finish, panels, png, series, size_axis, values
 
 TITLE = "Application availability under noise"
+SHORT = "availability"
 
 
 def subjects(runs):

@@ -8,6 +8,7 @@ from ... import findings
 from .common import ci_line, finish, panels, png, series, size_axis, values
 
 TITLE = "Perceived bandwidth"
+SHORT = "perceived bandwidth"
 
 
 def subjects(runs):

@@ -15,6 +15,8 @@ class Figure:
     caption: str                 # what was run
     png: bytes = b""
     table: list[list[str]] = field(default_factory=list)   # optional table shown under the image
+    short: str = ""              # the family in a few words (console)
+    run: str = ""                # the suite run it shows, if any
 
 
 def pyplot():

@@ -7,6 +7,7 @@ from ... import findings
 from .common import ci_line, finish, panels, png, series, size_axis, values
 
 TITLE = "Early-bird share and early arrival"
+SHORT = "early arrival"
 METRICS = (("early_bird", "early-bird share (%)"), ("early_arrival", "arrived before the join (%)"))
 
 

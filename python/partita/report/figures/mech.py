@@ -7,6 +7,7 @@ from ... import findings
 from .common import ci_line, finish, panels, png, size_axis
 
 TITLE = "Send mechanisms: effective bandwidth"
+SHORT = "mechanisms"
 
 
 def subjects(runs):

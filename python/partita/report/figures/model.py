@@ -12,6 +12,7 @@ from ...model import ModelError, Params, default_params_path, library
 from ...model.tables import optimal_choices, plot, table1_ranges
 
 TITLE = "PLogGP model: best transport partition counts"
+SHORT = "model"
 DEFAULT_DELAY_US = 100.0
 
 

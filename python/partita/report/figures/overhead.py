@@ -7,6 +7,7 @@ from ... import findings
 from .common import ci_line, finish, panels, png, series, size_axis, values
 
 TITLE = "Overhead of partitioned over one send"
+SHORT = "overhead"
 
 
 def subjects(runs):

@@ -7,6 +7,7 @@ from ... import findings
 from .common import bars, finish, panels, png
 
 TITLE = "Application patterns"
+SHORT = "pattern"
 RATE = {"sweep3d", "halo3d"}     # drawn as throughput (iterations per second); the stencil as time
 
 
