@@ -14,7 +14,7 @@ echo "== C tests (ctest)"
 echo "== Python tests (pytest)"
 # the report's browser test needs Debian's chromium: installed here when root, else that test skips
 bash scripts/install-chromium.sh
-PARTITA_BUILD="$root/$BUILD_DIR" "$VENV/bin/python" -m pytest -q tests/python || status=1
+PARTITA_BUILD="$root/$BUILD_DIR" "$VENV/bin/python" -m pytest -q -rs tests/python || status=1
 if [ -f tests/peer/run.sh ]; then
   echo "== peer conformance suites"
   bash tests/peer/run.sh --from-make-test || status=1
