@@ -75,6 +75,23 @@ def config_of(by_impl: dict[str, dict]) -> dict:
     return next(iter(by_impl.values()), {}).get("config", {})
 
 
+def extreme_ratio(t: dict[str, dict], ref: str, lowest: bool):
+    """(ratio, label, case, summary, reference summary) of the case where another implementation's
+    median is the smallest (lowest) or largest multiple of the reference's; None when none shares a case."""
+    best = None
+    for lb, rows in t.items():
+        if lb == ref:
+            continue
+        for k, s in rows.items():
+            r = t[ref].get(k)
+            if r is None or r["median"] <= 0:
+                continue
+            ratio = s["median"] / r["median"]
+            if best is None or (ratio < best[0] if lowest else ratio > best[0]):
+                best = (ratio, lb, k, s, r)
+    return best
+
+
 # --- p2p -------------------------------------------------------------------------------------
 
 def overhead(by_impl: dict[str, dict]) -> str:
@@ -93,17 +110,7 @@ def overhead(by_impl: dict[str, dict]) -> str:
         return (f"{ref}: from {fmt_num(rows[lo]['median'])}x one send ({where(lo)}) to "
                 f"{fmt_num(rows[hi]['median'])}x ({where(hi)}); at most one send's time in {under} of "
                 f"{len(rows)} cases.")
-    best = None
-    for lb, rows in multi.items():
-        if lb == ref:
-            continue
-        for k, s in rows.items():
-            r = t[ref].get(k)
-            if r is None or r["median"] <= 0:
-                continue
-            gain = s["median"] / r["median"]
-            if best is None or gain < best[0]:
-                best = (gain, lb, k, s, r)
+    best = extreme_ratio(multi, ref, lowest=True)
     if best is None:
         return f"the implementations share no case with {ref}."
     gain, lb, k, s, r = best
@@ -136,17 +143,7 @@ def perceived_bw(by_impl: dict[str, dict]) -> str:
         k = max(rows, key=lambda k: k[0])
         extra = f", {fmt_num(rows[k]['median'] / single[k])}x the single send" if k in single else ""
         return f"{ref}: {fmt_bw(rows[k]['median'])} at {where(k)}{extra}."
-    best = None
-    for lb, rows in t.items():
-        if lb == ref:
-            continue
-        for k, s in rows.items():
-            r = t[ref].get(k)
-            if r is None or r["median"] <= 0:
-                continue
-            ratio = s["median"] / r["median"]
-            if best is None or ratio > best[0]:
-                best = (ratio, lb, k, s, r)
+    best = extreme_ratio(t, ref, lowest=False)
     if best is None:
         return f"the implementations share no case with {ref}."
     ratio, lb, k, s, r = best

@@ -4,14 +4,14 @@ partition count, under the run's noise model (ICPP'22 Fig. 6, 7)."""
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, panels, png, series, size_axis, values
+from .common import finish, impl_lines, p2p_runs, panels, png, size_axis, values
 
 TITLE = "Application availability under noise"
 SHORT = "availability"
 
 
 def subjects(runs):
-    return [g for g in runs.of("p2p") if "availability" in g.metric_names() and g.noisy()]
+    return p2p_runs(runs, {"availability"}, noisy=True)
 
 
 def finding(g) -> str:
@@ -23,10 +23,7 @@ def draw(g) -> bytes:
     fig, axes = panels(len(parts), sharey=True)
     noise = g.config.get("noise", "none")
     for ax, p in zip(axes, parts):
-        for label, res in g.by_impl.items():
-            xs, ss = series(res, "availability", "bytes", partitions=p)
-            if xs:
-                ci_line(ax, xs, ss, label)
+        impl_lines(ax, g.by_impl, "availability", p)
         ax.set_ylim(-3, 103)
         size_axis(ax, values(g.by_impl, "bytes"))
         finish(ax, "message size", "availability (%)" if ax is axes[0] else "",

@@ -5,14 +5,14 @@ noise/compute, network-native study Fig. 9 per policy)."""
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, panels, png, series, size_axis, values
+from .common import finish, impl_lines, p2p_runs, panels, png, size_axis, values
 
 TITLE = "Perceived bandwidth"
 SHORT = "perceived bandwidth"
 
 
 def subjects(runs):
-    return [g for g in runs.of("p2p") if "perceived_bw" in g.metric_names() and g.noisy()]
+    return p2p_runs(runs, {"perceived_bw"}, noisy=True)
 
 
 def finding(g) -> str:
@@ -24,11 +24,7 @@ def draw(g) -> bytes:
     fig, axes = panels(len(parts), sharey=True)
     single = findings.single_send_mbps(g.by_impl)
     for ax, p in zip(axes, parts):
-        for label, res in g.by_impl.items():
-            xs, ss = series(res, "perceived_bw", "bytes", partitions=p)
-            if xs:
-                ci_line(ax, xs, [{k: (v / 1000 if isinstance(v, (int, float)) else v) for k, v in s.items()}
-                                 for s in ss], label)
+        impl_lines(ax, g.by_impl, "perceived_bw", p, scale=1000)   # GB/s
         ref = sorted((k[0], v / 1000) for k, v in single.items() if k[1] == p)
         if ref:
             ax.plot([r[0] for r in ref], [r[1] for r in ref], linestyle=":", color="black", linewidth=1.5,

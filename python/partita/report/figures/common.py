@@ -38,11 +38,11 @@ def panels(n: int, width: float = 11.0, height: float = 3.6, max_cols: int = 3, 
     return fig, flat[:n]
 
 
-def ci_line(ax, xs, summaries, label, **kw):
-    """Medians with their 95% CI as error bars (points without a CI get none)."""
-    med = [s["median"] for s in summaries]
-    lo = [max(0.0, s["median"] - s["ci95_lo"]) if s.get("ci95_lo") is not None else 0.0 for s in summaries]
-    hi = [max(0.0, s["ci95_hi"] - s["median"]) if s.get("ci95_hi") is not None else 0.0 for s in summaries]
+def ci_line(ax, xs, summaries, label, scale: float = 1.0, **kw):
+    """Medians / scale with their 95% CI as error bars (points without a CI get none)."""
+    med = [s["median"] / scale for s in summaries]
+    lo = [max(0.0, m - s["ci95_lo"] / scale) if s.get("ci95_lo") is not None else 0.0 for m, s in zip(med, summaries)]
+    hi = [max(0.0, s["ci95_hi"] / scale - m) if s.get("ci95_hi") is not None else 0.0 for m, s in zip(med, summaries)]
     ax.errorbar(xs, med, yerr=[lo, hi], label=label, marker="o", markersize=3.5, capsize=2.5, linewidth=1.3, **kw)
 
 
@@ -131,3 +131,16 @@ def bars(ax, categories: list, by_label: dict[str, dict], transform=lambda v: v)
         ax.bar(xs, hs, width=width * 0.95, yerr=[lo, hi], capsize=3, label=label)
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels([str(c) for c in categories], fontsize=8)
+
+
+def p2p_runs(runs, metrics: set[str], noisy: bool | None):
+    """The p2p runs that measured all these metrics (with noise, without, or either when None)."""
+    return [g for g in runs.of("p2p") if metrics <= g.metric_names() and (noisy is None or g.noisy() == noisy)]
+
+
+def impl_lines(ax, by_impl: dict[str, dict], metric: str, partitions: int, scale: float = 1.0):
+    """One CI line per implementation of a metric against the message size, at one partition count."""
+    for label, res in by_impl.items():
+        xs, ss = series(res, metric, "bytes", partitions=partitions)
+        if xs:
+            ci_line(ax, xs, ss, label, scale)

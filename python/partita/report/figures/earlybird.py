@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, panels, png, series, size_axis, values
+from .common import finish, impl_lines, p2p_runs, panels, png, size_axis, values
 
 TITLE = "Early-bird share and early arrival"
 SHORT = "early arrival"
@@ -12,7 +12,7 @@ METRICS = (("early_bird", "early-bird share (%)"), ("early_arrival", "arrived be
 
 
 def subjects(runs):
-    return [g for g in runs.of("p2p") if {"early_bird", "early_arrival"} <= g.metric_names() and g.noisy()]
+    return p2p_runs(runs, {"early_bird", "early_arrival"}, noisy=True)
 
 
 def finding(g) -> str:
@@ -25,10 +25,7 @@ def draw(g) -> bytes:
     for i, p in enumerate(parts):
         for j, (metric, ylabel) in enumerate(METRICS):
             ax = axes[2 * i + j]
-            for label, res in g.by_impl.items():
-                xs, ss = series(res, metric, "bytes", partitions=p)
-                if xs:
-                    ci_line(ax, xs, ss, label)
+            impl_lines(ax, g.by_impl, metric, p)
             ax.set_ylim(-3, 103)
             size_axis(ax, values(g.by_impl, "bytes"))
             finish(ax, "message size", ylabel, f"{p} partitions, noise {g.config.get('noise')}", legend=False)

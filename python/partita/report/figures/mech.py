@@ -27,8 +27,7 @@ def draw(g) -> bytes:
         for name, rows in lines.items():
             pts = sorted((k[0], s) for k, s in rows.items() if (k[1], k[2]) == (scheme, threads))
             if pts:
-                ci_line(ax, [p[0] for p in pts], [{k: v / 1000 if isinstance(v, (int, float)) else v
-                                                    for k, v in p[1].items()} for p in pts], name)
+                ci_line(ax, [p[0] for p in pts], [p[1] for p in pts], name, scale=1000)   # GB/s
         ax.set_yscale("log")
         size_axis(ax, sizes)
         finish(ax, "partition size", "effective bandwidth (GB/s)" if ax is axes[0] else "",

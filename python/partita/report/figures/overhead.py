@@ -4,14 +4,14 @@ implementation, 95% CIs as error bars (ICPP'22 Fig. 4)."""
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, panels, png, series, size_axis, values
+from .common import ci_line, finish, p2p_runs, panels, png, series, size_axis, values
 
 TITLE = "Overhead of partitioned over one send"
 SHORT = "overhead"
 
 
 def subjects(runs):
-    return [g for g in runs.of("p2p") if "overhead" in g.metric_names() and not g.noisy()]
+    return p2p_runs(runs, {"overhead"}, noisy=False)
 
 
 def finding(g) -> str:
