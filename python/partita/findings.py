@@ -194,9 +194,12 @@ def why_zero(by_impl: dict[str, dict], metric: str) -> str:
 
 
 def best_case(t: dict[str, dict], higher: bool = True):
-    """(label, key, summary) of the highest (or lowest) median over every implementation and case."""
+    """(label, key, summary) of the highest (or lowest) median over every implementation and case;
+    the label names every implementation that ties there ("a and b")."""
     items = [(lb, k, s) for lb, rows in t.items() for k, s in rows.items()]
-    return (max if higher else min)(items, key=lambda x: x[2]["median"])
+    lb, k, s = (max if higher else min)(items, key=lambda x: x[2]["median"])
+    ties = [o for o, rows in t.items() if k in rows and rows[k]["median"] == s["median"]]
+    return " and ".join(ties), k, s
 
 
 def availability(by_impl: dict[str, dict]) -> str:
@@ -206,7 +209,7 @@ def availability(by_impl: dict[str, dict]) -> str:
     if not t:
         return "no availability was measured."
     lb, k, s = best_case(t)
-    others = [f"{o} {fmt_num(rows[k]['median'], 0)}%" for o, rows in t.items() if o != lb and k in rows]
+    others = [f"{o} {fmt_num(rows[k]['median'], 0)}%" for o, rows in t.items() if o not in lb.split(" and ") and k in rows]
     noise = str(config_of(by_impl).get("noise", "none"))
     return (f"{lb} gives back {fmt_num(s['median'], 0)}% of one send's time at {where(k)} under {noise}"
             + (f"; {', '.join(others)}" if others else "") + ".")
@@ -225,10 +228,10 @@ def early(by_impl: dict[str, dict]) -> str:
         return (f"{lb} has the highest early-bird share, {fmt_num(s['median'], 0)}% at {where(k)}, yet "
                 + why_zero(by_impl, "early_arrival"))
     lb, k, s = best_case(ea)
-    bird = eb.get(lb, {}).get(k)
+    bird = eb.get(lb.split(" and ")[0], {}).get(k)
     ref = reference(ea)
     tail = ""
-    if ref != lb and k in ea[ref]:
+    if ref not in lb.split(" and ") and k in ea[ref]:
         rb = eb.get(ref, {}).get(k)
         tail = (f"; {ref}: {fmt_num(ea[ref][k]['median'], 0)}% arrived"
                 + (f", early-bird share {fmt_num(rb['median'], 0)}%" if rb else ""))

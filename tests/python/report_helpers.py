@@ -37,8 +37,8 @@ def p2p(impl: str = "native", gain: float = 1.0, noisy: bool = False, zero_early
             v = {"overhead": 1.2 * gain * (1 + p / 64), "t_pt2pt_us": t_ref}
             if noisy:
                 early = 0.0 if zero_early else min(90.0, 40 * gain)
-                v |= {"perceived_bw": b / t_ref * gain, "availability": early, "early_bird": early and 60.0,
-                      "early_arrival": early and 50.0, "t_after_join_us": t_ref * 1.5}
+                v |= {"perceived_bw": b / t_ref * gain, "availability": early, "early_bird": early and 40.0 + 10 * gain,
+                      "early_arrival": early and min(100.0, 25.0 * gain), "t_after_join_us": t_ref * 1.5}
             cases.append(({"bytes": b, "partitions": p, "threads": 2 if noisy else 1}, v))
     cfg = {"threads": 2, "compute_us": 1000, "noise": "delay:500us", "compute_mode": "sleep"} if noisy else {}
     return result("p2p", cases, impl, **cfg)

@@ -101,6 +101,11 @@ def test_pattern_and_availability_findings_follow_the_data():
     assert findings.pattern(slow).startswith("nonblocking is fastest")
     good = {"native": p2p("native", noisy=True), "partita:timer": p2p("partita:timer", 2.0, noisy=True)}
     assert findings.availability(good).startswith("partita:timer gives back 80%")
+    early = {"native": p2p("native", noisy=True), "partita:timer": p2p("partita:timer", 1.5, noisy=True)}
+    assert findings.early(early) == ("partita:timer: 38% of the message arrived before the join at 4KiB in 8 "
+                                     "partitions (early-bird share 55%); native: 25% arrived, early-bird share 50%.")
+    tie = {"native": p2p("native", noisy=True), "partita:none": p2p("partita:none", noisy=True)}
+    assert findings.early(tie).startswith("native and partita:none: 25% of the message arrived")
 
 
 def test_zero_metric_is_explained_not_tabulated(tmp_path):

@@ -9,6 +9,7 @@ from .common import bars, finish, panels, png
 TITLE = "Application patterns"
 SHORT = "pattern"
 RATE = {"sweep3d", "halo3d"}     # drawn as throughput (iterations per second); the stencil as time
+NAMES = {"sweep3d": "Sweep3D", "halo3d": "Halo3D", "stencil": "27-point stencil"}
 
 
 def subjects(runs):
@@ -34,7 +35,7 @@ def draw(g) -> bytes:
     else:
         bars(ax, names, by_label)
         ylabel = "time per iteration (us)"
-    finish(ax, "variant", ylabel, f"{g.benchmark}: {g.name}", legend=False)
+    finish(ax, "variant", ylabel, NAMES.get(g.benchmark, g.benchmark), legend=False)
     if len(t) > 1:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return png(fig)
