@@ -16,8 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from one or more folders written by `partita run`: the verdict table, and for whatever the folders "
         "hold the seed papers' figures (overhead, perceived bandwidth, availability, early-bird share and "
         "early arrival, send mechanisms, Sweep3D / Halo3D / stencil, the PLogGP model), each with what was run "
-        "and a finding computed from the data. Several folders are compared: their implementations are "
-        "prefixed with the folder name. See docs/report.md.")
+        "and a finding computed from the data. Several folders are compared: a run found in more than one is "
+        "drawn once, its implementations prefixed with the folder name. See docs/report.md.")
     p.add_argument("folders", nargs="+", type=Path, metavar="RESULTS_DIR", help="results/<timestamp>-<suite> folders")
     p.add_argument("-o", "--output", type=Path, help="the HTML file (default: report.html in the first folder)")
     p.add_argument("--trace", type=Path, metavar="TRACE_DIR", help="also draw the arrival pattern of this trace")
