@@ -12,7 +12,9 @@ trap 'bash "$root/scripts/shm-sweep.sh" "$stamp"; rm -f "$stamp"' EXIT
 echo "== C tests (ctest)"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "${CTEST_J:-2}" --timeout 300) || status=1
 echo "== Python tests (pytest)"
-PARTITA_BUILD="$root/$BUILD_DIR" "$VENV/bin/python" -m pytest -q tests/python || status=1
+# the report's browser test needs Debian's chromium: installed here when root, else that test skips
+bash scripts/install-chromium.sh
+PARTITA_BUILD="$root/$BUILD_DIR" "$VENV/bin/python" -m pytest -q -rs tests/python || status=1
 if [ -f tests/peer/run.sh ]; then
   echo "== peer conformance suites"
   bash tests/peer/run.sh --from-make-test || status=1

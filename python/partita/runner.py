@@ -42,6 +42,30 @@ def launch_order(suite: Suite, impls_override: list[str] | None = None,
     return jobs
 
 
+# Progress lines estimate the remaining time once it is at least this long (long suites only).
+ETA_MIN_S = 20.0
+
+
+def remaining_estimate(jobs: list, done: list[float], i: int) -> float:
+    """Seconds the jobs after the i-th (1-based) should take: each run's own mean launch time so far,
+    the mean of all finished launches for runs not started yet."""
+    if not done:
+        return 0.0
+    per_run: dict[str, list[float]] = {}
+    for (spec, *_), d in zip(jobs, done):
+        per_run.setdefault(spec.name, []).append(d)
+    overall = sum(done) / len(done)
+    return sum(sum(per_run[spec.name]) / len(per_run[spec.name]) if spec.name in per_run else overall
+               for spec, *_ in jobs[i:])
+
+
+def fmt_eta(seconds: float) -> str:
+    if seconds < ETA_MIN_S:
+        return ""
+    m, s = divmod(int(round(seconds)), 60)
+    return f" (about {m} min {s:02d} s left)" if m else f" (about {s} s left)"
+
+
 def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None = None,
               launcher: str | None = None, impls_override: list[str] | None = None,
               repeat_override: int | None = None, log=sys.stdout, meta: dict | None = None) -> dict:
@@ -58,6 +82,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         **(meta or {}),
         "runs": [],
     }
+    durations: list[float] = []
     for i, (spec, impl, launch, launches) in enumerate(jobs, 1):
         np = np_override or spec.np
         label = f"{spec.name} ({impl}, {np} ranks" + (f", launch {launch}/{launches})" if launches > 1 else ")")
@@ -74,10 +99,13 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
                             launcher=launcher, json_out=out / f"{base}.json")
         except LaunchError as e:
             entry.update(status="unavailable", reason=str(e), duration_s=0.0)
+            durations.append(0.0)
             print(f" unavailable: {e}", file=log, flush=True)
             manifest["runs"].append(entry)
             continue
         dur = time.monotonic() - t0
+        durations.append(dur)
+        eta = fmt_eta(remaining_estimate(jobs, durations, i))
         (out / f"{base}.log").write_text(
             "$ " + " ".join(o.command) + "\n" + "".join(f"# {k}={v}\n" for k, v in o.env.items())
             + "--- stdout\n" + o.stdout + "--- stderr\n" + o.stderr)
@@ -86,10 +114,10 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
                      command=o.command, env=o.env, log=f"{base}.log",
                      result=f"{base}.json" if o.result is not None else None)
         if ok:
-            print(f" done in {dur:.1f} s", file=log, flush=True)
+            print(f" done in {dur:.1f} s{eta}", file=log, flush=True)
         else:
             why = (o.stderr.strip().splitlines() or ["no output"])[-1]
-            print(f" FAILED (exit {o.returncode}) in {dur:.1f} s: {why}", file=log, flush=True)
+            print(f" FAILED (exit {o.returncode}) in {dur:.1f} s: {why}{eta}", file=log, flush=True)
         manifest["runs"].append(entry)
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 
+from .findings import all_zero, why_zero
 from .results import case_key, headline_metrics
+
+# metrics that are 0 by construction in some configurations: a table of zeros is replaced by why
+ZERO_EXPLAINED = ("availability", "early_bird", "early_arrival")
 
 
 def fmt_value(x) -> str:
@@ -48,6 +52,10 @@ def summarize_group(name: str, by_impl: dict[str, dict]) -> str:
     over = (f"{launches} launches x {iters} iterations (the interval also covers every launch's own median)"
             if launches > 1 else f"{iters} iterations")
     for m in metrics:
+        if m in ZERO_EXPLAINED and all_zero(by_impl, m):
+            lines.append(f"# {name}: {why_zero(by_impl, m)}")
+            lines.append("")
+            continue
         unit = ""
         for c in first.get("results", []):
             if m in c.get("metrics", {}):

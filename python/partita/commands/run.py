@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import cluster
 from ..launch import BuildInfo, LaunchError, check_launcher, parse_impl
-from ..report import print_run_summary
+from ..report import explain_run
 from ..runner import results_folder, run_suite
 from ..suite import SuiteError, builtin_suites, load_suite
 
@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="run a benchmark suite and summarise it",
         description="Run a suite (a built-in one by name or a TOML file) through mpiexec or the given launcher, "
-        "collect every program's JSON result in a new folder under --out, and print OMB-style summary tables.",
+        "collect every program's JSON result in a new folder under --out, write report.html there (partita report) "
+        "and print the verdict: a headline table per implementation and one line per finding (every table: "
+        "partita summary FOLDER --all).",
         epilog=f"Built-in suites: {', '.join(builtin_suites())}. "
         "Implementations: native (the MPI library's own partitioned calls) or partita:<policy> "
         "(libpartita preloaded; policies none, bulk, static, model, timer, fixed<N>, table).",
@@ -74,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita run: error: {e}", file=sys.stderr)
         return 2
     print()
-    print_run_summary(out, manifest)
+    explain_run(out)
     failed = [r for r in manifest["runs"] if r["status"] == "failed"]
     if failed:
         print(f"partita: {len(failed)} run(s) failed; see the .log files in {out}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""partita summary: print the summary tables of an existing results folder again."""
+"""partita summary: the verdict of existing results folders again, or (--all) every table."""
 
 from __future__ import annotations
 
@@ -6,27 +6,39 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..report import print_run_summary
+from ..report import print_run_summary, verdict
+from ..report.headline import print_headline
 from ..results import ResultError, load_run_dir, unreadable_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("summary", help="print the summary of a results folder",
-                       description="Print the OMB-style summary tables of a folder written by `partita run`. "
-                       "Exits 1 when a result file the folder lists cannot be read (each is named), 2 when the "
-                       "folder has no readable manifest.json.")
-    p.add_argument("folder", type=Path, help="a results/<timestamp>-<suite> folder")
+    p = sub.add_parser("summary", help="print the verdict (or every table) of results folders",
+                       description="Print the verdict of folders written by `partita run`: per implementation the "
+                       "median over sizes of overhead, perceived bandwidth under a laggard and availability under "
+                       "noise (best marked), then one line per finding of the report (docs/report.md). --all prints "
+                       "the OMB-style tables of every run and metric instead.")
+    p.add_argument("folders", nargs="+", type=Path, metavar="folder", help="results/<timestamp>-<suite> folders")
+    p.add_argument("--all", action="store_true", help="every table: one per run and metric, implementations side "
+                   "by side (median [95%% CI of the median])")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     try:
-        manifest = load_run_dir(args.folder)
-    except ResultError as e:
+        manifests = [(folder, load_run_dir(folder)) for folder in args.folders]
+    except ResultError as e:  # no readable manifest
         print(f"partita summary: error: {e}", file=sys.stderr)
         return 2
-    print_run_summary(args.folder, manifest)
-    errors = unreadable_results(args.folder, manifest)
+    # a result file that cannot be read is named and makes the exit status 1, in both modes
+    errors = [e for folder, manifest in manifests for e in unreadable_results(folder, manifest)]
+    if args.all:
+        for folder, manifest in manifests:
+            print_run_summary(folder, manifest)
+    elif not errors:
+        runs, h = verdict(args.folders)
+        report = args.folders[0] / "report.html"
+        print_headline(h, args.folders, report if report.is_file() and len(args.folders) == 1 else None,
+                       problems=runs.problems)
     for e in errors:
         print(f"partita summary: error: {e}", file=sys.stderr)
     return 1 if errors else 0

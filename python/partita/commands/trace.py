@@ -12,9 +12,9 @@ from ..launch import INTERPOSER, BuildInfo, LaunchError, child_env
 from ..model import ModelError
 from ..model.options import load_params
 from ..runner import results_folder
-from ..trace.analysis import analyse, fmt_us
+from ..trace.analysis import analyse
 from ..trace.reader import RANK_GLOB, TraceError, load_trace
-from ..trace.show import header_lines, show_lines
+from ..trace.show import brief_line, header_lines, show_lines
 
 PROG = "partita trace"
 
@@ -118,19 +118,7 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
 
 
 def short_lines(trace) -> list[str]:
-    lines = header_lines(trace)
-    for a in analyse(trace):
-        s = a.send
-        what = f"  rank {s.rank} -> {s.peer} tag {s.tag}: {s.bytes} B in {s.partitions} partitions, {len(a.rounds)} rounds"
-        if a.rounds:
-            what += f", spread {fmt_us(a.spread_us)}"
-            if a.laggard is not None:
-                who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else "last partition"
-                what += f", laggard {who} ({a.laggard.share:.0%} of rounds, {fmt_us(a.laggard.delay_us)})"
-            if a.min_delta_us is not None:
-                what += f", min δ {fmt_us(a.min_delta_us)}"
-        lines.append(what)
-    return lines
+    return header_lines(trace) + ["  " + brief_line(a) for a in analyse(trace)]
 
 
 # -- show and export ------------------------------------------------------------------------------------

@@ -32,6 +32,20 @@ def header_lines(trace: Trace) -> list[str]:
     return lines
 
 
+def brief_line(a: RequestAnalysis) -> str:
+    """One line per send request: size, rounds, spread, laggard and min δ."""
+    s = a.send
+    what = f"rank {s.rank} -> {s.peer} tag {s.tag}: {s.bytes} B in {s.partitions} partitions, {len(a.rounds)} rounds"
+    if a.rounds:
+        what += f", spread {_us(a.spread_us)}"
+        if a.laggard is not None:
+            who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else "last partition"
+            what += f", laggard {who} ({a.laggard.share:.0%} of rounds, {_us(a.laggard.delay_us)})"
+        if a.min_delta_us is not None:
+            what += f", min δ {_us(a.min_delta_us)}"
+    return what
+
+
 def request_lines(a: RequestAnalysis) -> list[str]:
     s = a.send
     incomplete = len(s.rounds) - len(a.rounds)

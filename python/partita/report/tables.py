@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .pooling import pool_launches
-from .results import ResultError, load_result
-from .summary import summarize_group
+from ..pooling import pool_launches
+from ..results import ResultError, load_result
+from ..summary import summarize_group
 
 
 def print_run_summary(folder: Path, manifest: dict, out=sys.stdout) -> None:
