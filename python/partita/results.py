@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RESULT_SCHEMA = "partita.result/1"
+# partita-loggp runs in a suite write a parameter file (docs/model.md), not a result
+PARAMS_SCHEMA = "partita.loggp/1"
 RUN_SCHEMA = "partita.run/1"
 
 # Metrics a summary shows first, per benchmark; others fall back to the
@@ -47,6 +49,14 @@ def _check_case(path: Path, i: int, case) -> None:
             raise ResultError(f"{where}: metric {name!r} is not an object with a 'summary' object")
         if not isinstance(m.get("samples") or [], list):
             raise ResultError(f"{where}: metric {name!r}: 'samples' is not a list")
+
+
+def is_params_file(path: Path) -> bool:
+    """Whether a run's output is a LogGP parameter file (a suite's partita-loggp run)."""
+    try:
+        return read_json(path, "result").get("schema") == PARAMS_SCHEMA
+    except ResultError:
+        return False
 
 
 def load_result(path: Path) -> dict:
@@ -118,7 +128,7 @@ def unreadable_results(folder: Path, manifest: dict) -> list[str]:
     """Why each result file the manifest lists as ok cannot be used (empty when all can)."""
     errors = []
     for r in manifest["runs"]:
-        if r.get("status") == "ok" and r.get("result"):
+        if r.get("status") == "ok" and r.get("result") and not is_params_file(Path(folder) / r["result"]):
             try:
                 load_result(Path(folder) / r["result"])
             except ResultError as e:

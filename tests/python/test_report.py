@@ -201,3 +201,19 @@ def test_run_writes_the_report_and_states_the_verdict(build, tmp_path):
     assert f"# report: {folder / 'report.html'}" in out
     assert "- overhead (p2p): native: from " in out
     assert json.loads((folder / "manifest.json").read_text())["runs"][0]["status"] == "ok"
+
+
+def test_a_suites_loggp_run_feeds_the_model_figure(tmp_path):
+    """A partita-loggp run writes LogGP parameters, not a result: the summary and the report take
+    them for the model section instead of stopping on the schema."""
+    from partita.model import Params, Segment
+    folder = write_folder(tmp_path / "r", [("p2p", "native", p2p("native")), ("loggp", "native", "missing")])
+    segs = [Segment(None, 0.2, 0.5, 0.4, 0.9, 1e-4, 2.5)]
+    Params.from_segments(segs, o_pready=0.125).save(folder / "loggp-native.json")
+    runs, h = verdict([folder])
+    assert [g.name for g in runs.groups] == ["p2p"] and runs.params_files == [folder / "loggp-native.json"]
+    out = tmp_path / "r.html"
+    write_report([folder], out)
+    assert "loggp-native.json" in unescape(out.read_text())   # the model figure names its parameters
+    p = run_cli("summary", str(folder), "--all")
+    assert p.returncode == 0 and "LogGP parameters in" in p.stdout, p.stderr

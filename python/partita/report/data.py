@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..pooling import pool_launches
-from ..results import ResultError, load_result, load_run_dir
+from ..results import ResultError, is_params_file, load_result, load_run_dir
 
 
 @dataclass
@@ -50,6 +50,7 @@ class RunSet:
     groups: list[Group]
     problems: list[str]                         # runs that gave no result, one line each
     manifests: list[dict]
+    params_files: list[Path] = field(default_factory=list)   # LogGP parameters measured by a partita-loggp run
 
     def of(self, *benchmarks: str) -> list[Group]:
         return [g for g in self.groups if g.benchmark in benchmarks]
@@ -85,6 +86,7 @@ def load_runs(folders: list[Path]) -> RunSet:
     groups: dict[tuple, Group] = {}
     launches: dict[tuple, dict[str, list[dict]]] = {}
     problems: list[str] = []
+    params_files: list[Path] = []
     for i, (folder, manifest, prefix) in enumerate(zip(folders, manifests, folder_labels(folders))):
         for r in manifest.get("runs", []):
             key = run_key(r)
@@ -99,6 +101,9 @@ def load_runs(folders: list[Path]) -> RunSet:
             if not path.exists():
                 problems.append(f"{where}: its result file {path} is missing")
                 continue
+            if is_params_file(path):
+                params_files.append(path)
+                continue
             res = load_result(path)
             g = groups.setdefault(key, Group(key[0], key[1] or str(res.get("program", ""))))
             if manifest.get("suite") and manifest["suite"] not in g.suites:
@@ -107,7 +112,7 @@ def load_runs(folders: list[Path]) -> RunSet:
             launches.setdefault(key, {}).setdefault(label, []).append(res)
     for key, by_label in launches.items():
         groups[key].by_impl = {label: pool_launches(results) for label, results in by_label.items()}
-    return RunSet(list(folders), [g for g in groups.values() if g.by_impl], problems, manifests)
+    return RunSet(list(folders), [g for g in groups.values() if g.by_impl], problems, manifests, params_files)
 
 
 def short_command(entry: dict, result: dict) -> str:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..pooling import pool_launches
-from ..results import ResultError, load_result
+from ..results import ResultError, is_params_file, load_result
 from ..summary import summarize_group
 
 
@@ -14,6 +14,10 @@ def print_run_summary(folder: Path, manifest: dict, out=sys.stdout) -> None:
     launches: dict[str, dict[str, list[dict]]] = {}
     for r in manifest["runs"]:
         if r.get("status") != "ok" or not r.get("result"):
+            continue
+        if is_params_file(folder / r["result"]):
+            print(f"# {r['name']} ({r['impl']}): LogGP parameters in {folder / r['result']} "
+                  f"(partita model --params FILE)", file=out)
             continue
         try:
             res = load_result(folder / r["result"])

@@ -30,12 +30,15 @@ def laggard_delay(noise: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def machine_params(lib_dir: str | None) -> Params:
-    """The parameters libpartita plans with: the measured file when there is one, else the built-in set."""
+def machine_params(lib_dir: str | None, measured: list | None = None) -> Params:
+    """The parameters measured by the folder's own partita-loggp run when it has one; else those
+    libpartita plans with: the machine's measured file when there is one, else the built-in set."""
     try:
         lib = library(lib_dir)
     except ModelError:
         lib = library()          # the folder was written by another build: this one's
+    if measured:
+        return Params.load(measured[0], lib)
     path, _ = default_params_path(lib)
     if path is not None and path.exists():
         try:
@@ -55,7 +58,7 @@ def subjects(runs):
                     if c.get("case", {}).get("bytes")})
     parts = [c["case"].get("partitions", 1) for r in g.by_impl.values() for c in r.get("results", [])]
     try:
-        params = machine_params(runs.lib_dir)
+        params = machine_params(runs.lib_dir, runs.params_files)
     except (ModelError, OSError) as e:
         runs.problems.append(f"model section left out: {e}")
         return []
