@@ -123,33 +123,30 @@ PTR_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *inde
     return rc;
 }
 
-static int some_completed(int incount, MPI_Request *r, int outcount, const int *indices, int64_t t1)
+typedef int (*some_fn)(int, MPI_Request[], int *, int[], MPI_Status[]);
+
+/* Waitsome and Testsome: the same bookkeeping around the next library's call. */
+static int traced_some(some_fn next, int incount, MPI_Request *r, int *outcount, int *indices, MPI_Status *statuses)
 {
+    int64_t t0 = ptr_ticks();
+    int rc = next(incount, r, outcount, indices, statuses);
+    int64_t t1 = ptr_ticks();
     int partitioned = any_partitioned(incount, r);
-    if (partitioned && outcount != MPI_UNDEFINED)
-        for (int i = 0; i < outcount; i++)
+    if (partitioned && rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+        for (int i = 0; i < *outcount; i++)
             completed(r[indices[i]], t1);
-    return partitioned;
+    ptr_account(category(partitioned), t0, t1);
+    return rc;
 }
 
 PTR_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                             MPI_Status array_of_statuses[])
 {
-    int64_t t0 = ptr_ticks();
-    int rc = next_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int64_t t1 = ptr_ticks();
-    int done = rc == MPI_SUCCESS ? *outcount : MPI_UNDEFINED;
-    ptr_account(category(some_completed(incount, array_of_requests, done, array_of_indices, t1)), t0, t1);
-    return rc;
+    return traced_some(next_Waitsome, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 PTR_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                             MPI_Status array_of_statuses[])
 {
-    int64_t t0 = ptr_ticks();
-    int rc = next_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-    int64_t t1 = ptr_ticks();
-    int done = rc == MPI_SUCCESS ? *outcount : MPI_UNDEFINED;
-    ptr_account(category(some_completed(incount, array_of_requests, done, array_of_indices, t1)), t0, t1);
-    return rc;
+    return traced_some(next_Testsome, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
