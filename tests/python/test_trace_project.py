@@ -81,6 +81,7 @@ def test_measured_speedup_keeps_the_runs_of_one_benchmark_apart(tmp_path):
         ("halo3d-all", "native", "halo3d", {"single": ([900], [0]), "partitioned": ([10], [0])}),
         ("stencil-impl", "partita:none", "stencil", {"nonblocking": ([80], [0]), "partitioned": ([40], [0])}),
         ("stencil-impl", "partita:timer", "stencil", {"nonblocking": ([80], [0]), "partitioned": ([20], [0])}),
+        ("persistent-only", "native", "stencil", {"persistent": ([70], [10]), "partitioned": ([40], [10])}),
     ])
     # the first run with both variants, its launches pooled (110 / 55); pooled with
     # halo3d-all's samples it would be 120 / 50
@@ -89,6 +90,8 @@ def test_measured_speedup_keeps_the_runs_of_one_benchmark_apart(tmp_path):
     assert measured_speedup(d, "halo3d-all")[0] == pytest.approx(90.0)
     s, why = measured_speedup(d, "stencil-impl")  # each policy a variant: the fastest is the timer's
     assert s == pytest.approx(80 / 20) and "partitioned (partita:timer)" in why
+    s, why = measured_speedup(d, "persistent-only")  # no single/nonblocking: persistent is the baseline
+    assert s == pytest.approx(60 / 30) and "persistent 60.0" in why
     with pytest.raises(ResultError, match="no run named 'sweep3d'.*halo3d, halo3d-all, stencil-impl"):
         measured_speedup(d, "sweep3d")
 

@@ -11,7 +11,9 @@ from ..results import ResultError, load_result, load_run_dir
 from .analysis import rank_shares
 from .reader import Trace
 
-BASELINES = ("single", "nonblocking")  # the pattern programs' unported variants
+# The pattern programs' unported variants, in order of preference: persistent
+# point-to-point only where a run has neither (the patterns suite's stencil-impl).
+BASELINES = ("single", "nonblocking", "persistent")
 
 
 def amdahl(share: float, speedup: float) -> float:
@@ -53,7 +55,7 @@ def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection,
 def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
     """The communication speedup a pattern benchmark measured: the median communication
     time per iteration (time_us - compute_us) of its unported variant (single, or
-    nonblocking for the stencil) over that of its fastest partitioned variant (under
+    nonblocking for the stencil; persistent when the run has neither) over that of its fastest partitioned variant (under
     libpartita, each policy is a variant of its own).
     path: one result JSON (named by its benchmark) or a `partita run` folder, whose runs
     are kept apart by name (the patterns suite runs halo3d and halo3d-all, stencil and
