@@ -58,3 +58,54 @@ def test_measured_speedup_needs_both_variants(tmp_path):
     f.write_text(json.dumps(pattern_doc("sweep3d", {"partitioned": ([1, 2], [0, 0])})))
     with pytest.raises(ResultError, match="unported variant"):
         measured_speedup(f)
+
+
+def run_folder(tmp_path, runs):
+    """A `partita run` folder: (run name, impl, benchmark, samples per strategy) per launch."""
+    d = tmp_path / "run"
+    d.mkdir()
+    entries = []
+    for k, (name, impl, bench, samples) in enumerate(runs):
+        f = f"{name}-{impl}-{k}.json"
+        (d / f).write_text(json.dumps(pattern_doc(bench, samples)))
+        entries.append({"name": name, "program": f"partita-{bench}", "impl": impl, "status": "ok", "result": f})
+    (d / "manifest.json").write_text(json.dumps({"schema": "partita.run/1", "suite": "t", "runs": entries}))
+    return d
+
+
+def test_measured_speedup_keeps_the_runs_of_one_benchmark_apart(tmp_path):
+    # the patterns suite: two halo3d problems (halo3d, halo3d-all), stencil under two policies
+    d = run_folder(tmp_path, [
+        ("halo3d", "native", "halo3d", {"single": ([100], [0]), "partitioned": ([50], [0])}),
+        ("halo3d", "native", "halo3d", {"single": ([120], [0]), "partitioned": ([60], [0])}),  # a 2nd launch
+        ("halo3d-all", "native", "halo3d", {"single": ([900], [0]), "partitioned": ([10], [0])}),
+        ("stencil-impl", "partita:none", "stencil", {"nonblocking": ([80], [0]), "partitioned": ([40], [0])}),
+        ("stencil-impl", "partita:timer", "stencil", {"nonblocking": ([80], [0]), "partitioned": ([20], [0])}),
+        ("persistent-only", "native", "stencil", {"persistent": ([70], [10]), "partitioned": ([40], [10])}),
+    ])
+    # the first run with both variants, its launches pooled (110 / 55); pooled with
+    # halo3d-all's samples it would be 120 / 50
+    s, why = measured_speedup(d)
+    assert s == pytest.approx(2.0) and why.startswith("halo3d: ")
+    assert measured_speedup(d, "halo3d-all")[0] == pytest.approx(90.0)
+    s, why = measured_speedup(d, "stencil-impl")  # each policy a variant: the fastest is the timer's
+    assert s == pytest.approx(80 / 20) and "partitioned (partita:timer)" in why
+    s, why = measured_speedup(d, "persistent-only")  # no single/nonblocking: persistent is the baseline
+    assert s == pytest.approx(60 / 30) and "persistent 60.0" in why
+    with pytest.raises(ResultError, match="no run named 'sweep3d'.*halo3d, halo3d-all, stencil-impl"):
+        measured_speedup(d, "sweep3d")
+
+
+def test_project_cli_chooses_the_run(tmp_path, capsys):
+    from partita.cli import main
+
+    trace = write_trace(tmp_path / "t", [rank_doc(0, 1, [], finalize_ns=1_000_000,
+                                                  mpi_time_ns={"p2p": 500_000, "collective": 0, "partitioned": 0})])
+    d = run_folder(tmp_path, [
+        ("halo3d", "native", "halo3d", {"single": ([100], [0]), "partitioned": ([50], [0])}),
+        ("stencil", "native", "stencil", {"nonblocking": ([300], [0]), "partitioned": ([100], [0])})])
+    assert main(["project", str(trace), "--results", str(d), "--run", "stencil"]) == 0
+    out = capsys.readouterr().out
+    assert "s = 3 (stencil: nonblocking" in out and "1.500x (pooled)" in out
+    assert main(["project", str(trace), "--speedup", "2", "--run", "stencil"]) == 2
+    assert "partita project: error: --run needs --results" in capsys.readouterr().err

@@ -5,6 +5,8 @@
     check_trace.py overflow DIR P R                 dropped events reported, no half round
     check_trace.py same DIR_A DIR_B                 two runs recorded the same partitioned events
     check_trace.py files DIR                        every rank file is partita.trace/1 JSON
+    check_trace.py calls DIR P2P COLLECTIVE         each rank counted exactly these MPI calls,
+                                                    with time inside each category
 
 With `-- LAUNCH...` after the arguments, the command is run first with
 PARTITA_TRACE=DIR (the folder emptied before) and must exit 0.
@@ -139,6 +141,16 @@ def events(folder: str) -> list:
     return out
 
 
+def check_calls(folder: str, p2p: int, collective: int) -> None:
+    for doc in load(folder):
+        calls, time_ns = doc["mpi_calls"], doc["mpi_time_ns"]
+        if calls["p2p"] != p2p or calls["collective"] != collective:
+            fail(f"rank {doc['rank']}: mpi_calls {calls}, expected {p2p} p2p, {collective} collective")
+        if time_ns["p2p"] <= 0 or time_ns["collective"] <= 0:
+            fail(f"rank {doc['rank']}: mpi_time_ns {time_ns}, expected time in p2p and collective calls")
+    print(f"check_trace: {p2p} p2p and {collective} collective calls on every rank: ok")
+
+
 def run(folder: str, command: list[str]) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     done = subprocess.run(command, env={**os.environ, "PARTITA_TRACE": folder}, timeout=100)
@@ -163,6 +175,8 @@ def main(argv: list[str]) -> None:
         if a != b or not a:
             fail(f"{argv[2]} and {argv[3]} differ:\n{a}\n{b}")
         print("check_trace: the same partitioned events in both folders: ok")
+    elif what == "calls" and len(argv) == 5:
+        check_calls(argv[2], int(argv[3]), int(argv[4]))
     elif what == "files" and len(argv) == 3:
         load(argv[2])
         print("check_trace: files ok")

@@ -38,14 +38,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--results", type=Path, metavar="DIR",
                    help="a pattern benchmark result (sweep3d, halo3d, stencil: JSON file or `partita run` folder) "
                         "whose unported and partitioned variants give the speedup")
+    p.add_argument("--run", metavar="NAME",
+                   help="with --results: the run of the folder to use (e.g. stencil; the runs' names are the "
+                        "suite's), or the benchmark of a result file (default: the first with both variants)")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         trace = load_trace(args.trace)
+        if args.run is not None and args.results is None:
+            raise ValueError("--run needs --results")
         if args.results is not None:
-            speedup, source = measured_speedup(args.results)
+            speedup, source = measured_speedup(args.results, args.run)
         else:
             speedup, source = args.speedup, "given"
         if not speedup > 0:

@@ -11,7 +11,9 @@ from ..results import ResultError, load_result, load_run_dir
 from .analysis import rank_shares
 from .reader import Trace
 
-BASELINES = ("single", "nonblocking")  # the pattern programs' unported variants
+# The pattern programs' unported variants, in order of preference: persistent
+# point-to-point only where a run has neither (the patterns suite's stencil-impl).
+BASELINES = ("single", "nonblocking", "persistent")
 
 
 def amdahl(share: float, speedup: float) -> float:
@@ -50,39 +52,51 @@ def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection,
     return per, pooled, slowest
 
 
-def measured_speedup(path: Path) -> tuple[float, str]:
+def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
     """The communication speedup a pattern benchmark measured: the median communication
     time per iteration (time_us - compute_us) of its unported variant (single, or
-    nonblocking for the stencil) over that of its fastest partitioned variant.
-    path: one result JSON or a `partita run` folder."""
+    nonblocking for the stencil; persistent when the run has neither) over that of its fastest partitioned variant (under
+    libpartita, each policy is a variant of its own).
+    path: one result JSON (named by its benchmark) or a `partita run` folder, whose runs
+    are kept apart by name (the patterns suite runs halo3d and halo3d-all, stencil and
+    stencil-early-unpack: different problems of the same program) and whose launches of
+    one run are pooled. run: the run (or benchmark) to use; by default the first one, in
+    the folder's order, that has both variants."""
     path = Path(path)
     if path.is_dir():
         manifest = load_run_dir(path)
-        docs = [load_result(path / r["result"]) for r in manifest.get("runs", [])
+        docs = [(r["name"], r["impl"], load_result(path / r["result"])) for r in manifest.get("runs", [])
                 if r.get("status") == "ok" and r.get("result")]
     else:
-        docs = [load_result(path)]
-    comm: dict[tuple[str, str], list[float]] = {}
-    for d in docs:
+        doc = load_result(path)
+        docs = [(doc.get("benchmark", "?"), "native", doc)]
+    comm: dict[str, dict[str, list[float]]] = {}   # run -> variant -> samples
+    for name, impl, d in docs:
         for r in d.get("results", []):
             m, case = r.get("metrics") or {}, r.get("case", {})
             strategy = case.get("strategy") or case.get("mode")
             if not strategy or "time_us" not in m:
                 continue
+            variant = str(strategy)
+            if variant.startswith("partitioned") and impl != "native":
+                variant = f"{variant} ({impl})"
             t = m["time_us"].get("samples") or []
             c = (m.get("compute_us") or {}).get("samples") or [0.0] * len(t)
-            comm.setdefault((d.get("benchmark", "?"), str(strategy)), []).extend(
+            comm.setdefault(name, {}).setdefault(variant, []).extend(
                 a - b for a, b in zip(t, c) if a is not None and b is not None)
-    for bench in sorted({b for b, _ in comm}):
-        base = next((s for s in BASELINES if (bench, s) in comm), None)
-        parts = {s: statistics.median(v) for (b, s), v in comm.items() if b == bench and s.startswith("partitioned")
-                 and v}
-        if base and parts and comm[(bench, base)]:
+    if run is not None and run not in comm:
+        raise ResultError(f"{path}: no run named {run!r} (runs: {', '.join(comm) or 'none'})")
+    for name in [run] if run is not None else list(comm):
+        variants = {v: x for v, x in comm[name].items() if x}
+        base = next((s for s in BASELINES if s in variants), None)
+        parts = {v: statistics.median(x) for v, x in variants.items() if v.startswith("partitioned")}
+        if base and parts:
             best = min(parts, key=parts.get)
-            before = statistics.median(comm[(bench, base)])
+            before = statistics.median(variants[base])
             if parts[best] <= 0:
                 continue
-            return before / parts[best], (f"{bench}: {base} {before:.1f} µs / {best} {parts[best]:.1f} µs "
+            return before / parts[best], (f"{name}: {base} {before:.1f} µs / {best} {parts[best]:.1f} µs "
                                           "communication per iteration (medians)")
-    raise ResultError(f"{path}: no pattern benchmark result with both an unported variant "
+    which = f"run {run!r}" if run is not None else "pattern benchmark result"
+    raise ResultError(f"{path}: no {which} with both an unported variant "
                       f"({' or '.join(BASELINES)}) and a partitioned one")
