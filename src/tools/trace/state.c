@@ -34,7 +34,10 @@ void ptr_after_init(void)
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
             fprintf(stderr, "partita-trace: error: %s\n", err);
+        else
+            sleep(2); /* let rank 0 print first: another rank's abort can kill it before it writes */
         PMPI_Abort(MPI_COMM_WORLD, 1);
+        exit(1); /* an abort that returns must not let the program run untraced */
     }
     ptr_ticks_setup();
     ptr_active = 1;
