@@ -8,7 +8,8 @@ advised one was within 10% of the measured best. Hold the benchmark lock around 
 
 Scenarios: p2p-64K, p2p-1M, p2p-4M (partita-p2p, 4 threads, one 300 µs late), sweep3d,
 halo3d, stencil (4 ranks x 4 threads, one thread 300 µs late). Compute is emulated with
-sleep (more threads than cores).
+sleep (more threads than cores). `--iterations N` replaces the scenario's -i (timed
+iterations per launch) in the advise run and every candidate's launches.
 """
 
 from __future__ import annotations
@@ -65,8 +66,17 @@ def metric(program: str, doc: dict) -> float:
     raise LaunchError(f"{program}: no metric in the result")
 
 
-def advise_scenario(build: BuildInfo, name: str, work: Path):
+def scenario_args(name: str, iterations: int | None) -> tuple[str, int, list[str]]:
+    """The scenario's program, rank count and arguments, with -i replaced when asked."""
     program, np, args = SCENARIOS[name]
+    args = list(args)
+    if iterations is not None:
+        args[args.index("-i") + 1] = str(iterations)
+    return program, np, args
+
+
+def advise_scenario(build: BuildInfo, name: str, work: Path, iterations: int | None = None):
+    program, np, args = scenario_args(name, iterations)
     if program == "partita-p2p":
         doc = run_benchmark(build, program, args, np=np, timeout=300)
         cases = cases_from_result(doc, name)
@@ -88,11 +98,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     ap.add_argument("--launches", type=int, default=5)
+    ap.add_argument("--iterations", "-i", type=int,
+                    help="timed iterations per launch instead of the scenario's own (a longer run "
+                         "evens out a busy machine); used for the advise run and every candidate")
     ap.add_argument("--out", type=Path, help="append the outcome as one JSON line to this file")
     a = ap.parse_args()
+    if a.iterations is not None and a.iterations < 1:
+        ap.error("--iterations must be at least 1")
     build = BuildInfo.find()
     with tempfile.TemporaryDirectory(prefix="advise-validate-") as tmp:
-        program, np, args, case, adv = advise_scenario(build, a.scenario, Path(tmp))
+        program, np, args, case, adv = advise_scenario(build, a.scenario, Path(tmp), a.iterations)
     print("\n".join(advice_lines(adv)))
     native = case.current_policy
     runs = {}
@@ -125,7 +140,8 @@ def main() -> int:
           f"({med.get(advised_key, float('nan')):.1f} vs {best:.1f}; {a.launches} interleaved launches)")
     if a.out:
         with a.out.open("a") as f:
-            f.write(json.dumps({"scenario": a.scenario, "launches": a.launches, "within_10pct": within,
+            f.write(json.dumps({"scenario": a.scenario, "launches": a.launches, "args": args,
+                                "within_10pct": within,
                                 "metric": "t_last_us" if program == "partita-p2p" else "time_us",
                                 "rows": rows}) + "\n")
     return 0
