@@ -303,8 +303,6 @@ int pt_request_wait(pt_request *req, MPI_Status *status)
     }
 }
 
-int pt_request_round(const pt_request *req) { return (req->is_send ? req->u.s.round : req->u.r.round) + 1; }
-
 int Partita_Start(MPI_Request *request)
 {
     pt_enter("MPI_Start");

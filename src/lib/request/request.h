@@ -163,7 +163,10 @@ static inline pt_request *pt_lookup(MPI_Request handle)
 }
 void pt_fill_empty_status(MPI_Status *status);
 /* The request's current (or last) round, counted from 1 (0: never started). */
-int pt_request_round(const pt_request *req);
+static inline int pt_request_round(const pt_request *req)
+{
+    return (req->is_send ? req->u.s.round : req->u.r.round) + 1;
+}
 int pt_request_start(pt_request *req);
 /* Progress and report: returns MPI_SUCCESS and sets *done when the round is
  * complete (then the request becomes inactive and *status is filled). */
