@@ -66,7 +66,6 @@ static int build_chunks(pt_request *req)
     return 0;
 }
 
-
 int pt_flush_init(pt_request *req)
 {
     pt_send_side *s = &req->u.s;

@@ -31,7 +31,6 @@ int pt_recv_init(pt_request *req)
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, "MPI_Precv_init", "MPI_Irecv of the set-up message");
 }
 
-
 /* The sender's layout: groups (at most one message per partition), or the
  * buffer cut into byte-balanced pieces of at least one byte, which the timer
  * never splits further. */
@@ -43,7 +42,6 @@ static int layout_ok(const int64_t *hs)
            (hs[PT_HS_NTRANS] + hs[PT_HS_PARTS] - 1) / hs[PT_HS_PARTS] <= hs[PT_HS_PART_BYTES] && /* >= 1 byte each */
            !(hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT);
 }
-
 
 /* The set-up message has arrived: pick the sender's transport, build the
  * receive plan and let the transport set up its side. */
@@ -106,7 +104,6 @@ int pt_recv_start(pt_request *req)
         pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
     return begin_round(req);
 }
-
 
 int pt_recv_progress(pt_request *req, int lo, int hi)
 {

@@ -34,7 +34,6 @@ static void overlap(const pt_request *req, int j, int *lo, int *hi)
         *hi = req->partitions - 1;
 }
 
-
 void pt_recv_plan_build(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
@@ -92,7 +91,8 @@ void pt_recv_plan_reset(pt_request *req)
     r->narrived = 0;
     if (r->split) {
         for (int g = 0; g < r->ntrans; g++)
-            r->group_missing[g] = ptm_group_first(r->sparts, r->ntrans, g + 1) - ptm_group_first(r->sparts, r->ntrans, g);
+            r->group_missing[g] =
+                ptm_group_first(r->sparts, r->ntrans, g + 1) - ptm_group_first(r->sparts, r->ntrans, g);
         memset(r->sin, 0, (size_t)r->sparts);
     }
     for (int p = 0; p < req->partitions; p++)
@@ -155,7 +155,6 @@ static void unpack(pt_request *req, int p)
         free(tmp);
     }
 }
-
 
 /* Every byte of receive partition p is in: unpack it (staging) and report it. */
 static void partition_in(pt_request *req, int p)

@@ -10,7 +10,7 @@ static MPI_Comm data_comm = MPI_COMM_NULL;
 
 MPI_Comm pt_data_comm(void) { return data_comm; }
 
-static int connect(char *err, size_t errlen)
+static int mpi_connect(char *err, size_t errlen)
 {
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &data_comm);
     if (rc != MPI_SUCCESS) {
@@ -24,7 +24,7 @@ static int connect(char *err, size_t errlen)
     return MPI_SUCCESS;
 }
 
-static void disconnect(void)
+static void mpi_disconnect(void)
 {
     if (data_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&data_comm);
@@ -33,8 +33,8 @@ static void disconnect(void)
 
 const pt_transport_ops pt_mpi_transport = {
     .name = "mpi",
-    .init = connect,
-    .finalize = disconnect,
+    .init = mpi_connect,
+    .finalize = mpi_disconnect,
     .send_init = pt_mpi_send_init,
     .send_start = pt_mpi_send_start,
     .send_message = pt_mpi_send_message,

@@ -54,7 +54,8 @@ int pt_mpi_recv_start(pt_request *req)
     int rc = PMPI_Startall(t->nreq, t->treq);
     if (rc == MPI_SUCCESS && t->split)
         rc = pt_mpi_runs_round_start(req);
-    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Startall of the transport receives");
+    return rc == MPI_SUCCESS ? rc
+                             : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Startall of the transport receives");
 }
 
 /* Receive of message j completed with `bytes` bytes: whole, or the empty
@@ -139,7 +140,6 @@ static int test_range(pt_request *req, int lo, int hi)
     }
     return MPI_SUCCESS;
 }
-
 
 int pt_mpi_recv_progress(pt_request *req, int lo, int hi)
 {

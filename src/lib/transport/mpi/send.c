@@ -94,9 +94,11 @@ int pt_mpi_send_init(pt_request *req)
 void pt_mpi_send_start(pt_request *req)
 {
     pt_mpi_send *t = state(req);
+    t->completed_upto = 0;
+    if (!t->xcap)
+        return; /* no runs (not the timer): nothing else to reset */
     pthread_mutex_lock(&t->xlock);
     t->nx = t->nhdr = 0;
-    t->completed_upto = 0;
     pthread_mutex_unlock(&t->xlock);
 }
 
