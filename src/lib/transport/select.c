@@ -11,7 +11,9 @@
 static const pt_transport_ops *const transports[] = { &pt_mpi_transport };
 #define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))
 
-/* The one every request uses (a PARTITA_TRANSPORT setting would choose here). */
+/* The one every sender uses. A setting naming it (PARTITA_TRANSPORT) would be
+ * read in pt_transports_init, with pt_transport_by_name, and a bad name
+ * reported through its err buffer, which stops Partita_Init_hook. */
 static const pt_transport_ops *chosen = &pt_mpi_transport;
 
 const pt_transport_ops *pt_transport_default(void) { return chosen; }

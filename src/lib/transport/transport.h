@@ -46,8 +46,10 @@ typedef struct pt_transport_ops {
     int (*send_runs)(struct pt_request *req, int g, const pt_run *runs, int n, int flags);
     int (*send_finish_group)(struct pt_request *req, int g);
     /* *done: every send posted this round is complete locally. all_issued:
-     * every message of the round was handed over; otherwise only messages
-     * with pt_send_issued() set may be tested. Returns an MPI code (reported). */
+     * every message of the round was handed over; otherwise only message j
+     * whose group has req->u.s.groups[j].issued set (the flush layer sets it
+     * once send_message or send_finish_group returned) may be looked at.
+     * Returns an MPI code (already reported). */
     int (*send_progress)(struct pt_request *req, int all_issued, int *done);
     void (*send_destroy)(struct pt_request *req);
     /* Receiver. recv_setup: the set-up message is in req->u.r.hs and the
