@@ -107,17 +107,23 @@ static void test_ties_go_to_model_preference(void)
     CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
 }
 
+/* Two candidates measured 10 and 20 us: the first is chosen. */
+static void choose_first_of_two(pta_state *st, int *w)
+{
+    pta_init(st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(st, 0, 10);
+        pta_add_sample(st, 1, 20);
+    }
+    pta_plan_window(st, w);
+    CHECK(st->current == 0 && !st->exploring);
+}
+
 static void test_hysteresis(void)
 {
     pta_state st;
     int w[PTA_WINDOW];
-    pta_init(&st, 2);
-    for (int i = 0; i < 3; i++) {
-        pta_add_sample(&st, 0, 10);
-        pta_add_sample(&st, 1, 20);
-    }
-    pta_plan_window(&st, w);
-    CHECK(st.current == 0 && !st.exploring);
+    choose_first_of_two(&st, w);
     /* the other one becomes a little faster (within the hysteresis): kept */
     for (int i = 0; i < PTA_KEEP; i++)
         pta_add_sample(&st, 1, 9.7);
@@ -148,13 +154,7 @@ static void test_replans_on_spread_change(void)
 {
     pta_state st;
     int w[PTA_WINDOW];
-    pta_init(&st, 2);
-    for (int i = 0; i < 3; i++) {
-        pta_add_sample(&st, 0, 10);
-        pta_add_sample(&st, 1, 20);
-    }
-    pta_plan_window(&st, w);
-    CHECK(st.current == 0 && !st.exploring);
+    choose_first_of_two(&st, w);
     for (int i = 0; i < PTA_WINDOW; i++) {
         pta_add_sample(&st, 0, 10);
         pta_add_spread(&st, 0, 3);

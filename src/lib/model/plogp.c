@@ -318,18 +318,28 @@ static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_part
     return 0;
 }
 
+/* Ready times of the single-laggard pattern (ptm_pattern_ready) in local
+ * (256 entries) or, for more partitions, in memory the caller frees when it
+ * is not local; NULL when out of memory. A bad delay counts as none. */
+static double *laggard_ready(int user_parts, double delay_us, double *local)
+{
+    if (!isfinite(delay_us) || delay_us < 0)
+        delay_us = 0;
+    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    if (ready)
+        ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
+    return ready;
+}
+
 int ptm_layout_ranking(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
                        ptm_ranked_layout *out, int max)
 {
     if (!p || user_parts < 1 || !out || max < 1)
         return 0;
-    if (!isfinite(delay_us) || delay_us < 0)
-        delay_us = 0;
     double local[256];
-    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    double *ready = laggard_ready(user_parts, delay_us, local);
     if (!ready)
         return 0;
-    ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
     layout tried[MAX_LAYOUTS];
     double times[MAX_LAYOUTS], last_ready;
     int nt = tried_layouts(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, tried, times,
@@ -367,13 +377,10 @@ int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, 
         *cut = 0;
     if (!p || user_parts < 1)
         return 1;
-    if (!isfinite(delay_us) || delay_us < 0)
-        delay_us = 0;
     double local[256];
-    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    double *ready = laggard_ready(user_parts, delay_us, local);
     if (!ready)
         return 1;
-    ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
     int best = optimal_layout(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, NULL, cut);
     if (ready != local)
         free(ready);
