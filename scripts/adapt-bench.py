@@ -7,9 +7,10 @@ summarises, per (size, partitions):
 
 - in how many launches the adaptive policy's median t_last was within 10% of
   the best fixed layout of that launch (bulk, none, model, fixed:K);
-- the median over launches [min-max] of adaptive, the best layout, native MPI
-  and a single message, and whether adaptive is worse than native or the single
-  message in the median over launches;
+- the median over launches [min-max] of adaptive, the best layout, native MPI,
+  libpartita's `bulk` (one message through the partitioned calls: MPIPCL's
+  default) and a plain MPI_Isend of the whole buffer, and whether adaptive is
+  worse than native, bulk or the plain send in the median over launches;
 - the launch-to-launch spread (max/min of the launch medians) of adaptive and of
   the single message.
 
@@ -67,9 +68,10 @@ def summarise(rows: list[dict]) -> int:
     cases: dict[tuple[int, int], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         cases[(r["bytes"], r["partitions"])][r["impl"]][r["launch"]] = r[METRIC[0]]
-    within = total = worse_native = worse_single = wider = 0
-    print("| bytes | P | adaptive | best layout | native | single | adaptive/best per launch | best layouts |")
-    print("|---|---|---|---|---|---|---|---|")
+    within = total = wider = 0
+    worse = {"native": 0, "bulk": 0, "single": 0}
+    print("| bytes | P | adaptive | best layout | native | bulk | single | adaptive/best per launch | best layouts |")
+    print("|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
     for (size, parts), impls in sorted(cases.items()):
         launches = sorted(impls["adaptive"])
@@ -84,25 +86,21 @@ def summarise(rows: list[dict]) -> int:
         within += sum(x <= WITHIN for x in ratios)
         ad = [impls["adaptive"][L] for L in launches]
         flags = []
-        for ref, counter in (("native", "n"), ("single", "s")):
+        for ref in worse:
             if ref in impls and statistics.median(ad) > statistics.median(impls[ref].values()):
                 flags.append(f"worse than {ref}")
-                if counter == "n":
-                    worse_native += 1
-                else:
-                    worse_single += 1
+                worse[ref] += 1
         if "single" in impls and spread(ad) > spread(list(impls["single"].values())):
             wider += 1
             flags.append(f"spread {spread(ad):.2f} > single's {spread(list(impls['single'].values())):.2f}")
         row = [str(size), str(parts), fmt(ad), fmt(best),
-               fmt(list(impls["native"].values())) if "native" in impls else "-",
-               fmt(list(impls["single"].values())) if "single" in impls else "-",
+               *(fmt(list(impls[ref].values())) if ref in impls else "-" for ref in ("native", "bulk", "single")),
                " ".join(f"{x:.2f}" for x in ratios), ",".join(sorted(set(names)))]
         print("| " + " | ".join(row) + " |" + (" " + "; ".join(flags) if flags else ""))
     print(f"\nadaptive within {100 * (WITHIN - 1):.0f}% of the launch's best layout: {within}/{total} "
-          f"({100 * within / max(total, 1):.0f}%); cases worse than native in the median over launches: "
-          f"{worse_native}/{len(cases)}, worse than a single message: {worse_single}/{len(cases)}; launch spread "
-          f"wider than the single message's: {wider}/{len(cases)}")
+          f"({100 * within / max(total, 1):.0f}%); cases worse in the median over launches than native: "
+          f"{worse['native']}/{len(cases)}, than bulk: {worse['bulk']}/{len(cases)}, than a plain send: "
+          f"{worse['single']}/{len(cases)}; launch spread wider than the plain send's: {wider}/{len(cases)}")
     return 0
 
 
