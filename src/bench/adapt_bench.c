@@ -20,8 +20,10 @@
  * JSON line per (size, partitions, implementation) with the medians and
  * quartiles over the measured rounds.
  *
- *   mpiexec -n 2 partita-adapt-bench [-m MIN:MAX] [-p P,P,...] [-i ROUNDS] [-x WARMUP]
- *                                    [-I impl,impl,...] [-l LAUNCH] */
+ *   mpiexec -n 2 partita-adapt-bench [-m MIN:MAX] [-f FACTOR] [-p P,P,...] [-i ROUNDS] [-x WARMUP]
+ *                                    [-I impl,impl,...] [-l LAUNCH]
+ * Sizes: MIN, MIN*FACTOR, ... up to MAX (FACTOR a power of two, default 2);
+ * LAUNCH only labels the output. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +48,7 @@ enum { NATIVE, SINGLE, PARTITA };
 typedef struct opts {
     size_t min, max;
     int parts[MAX_PARTS_LIST], nparts;
-    int rounds, warmup, launch;
+    int rounds, warmup, launch, factor;
     impl impls[MAX_IMPLS];
     int nimpls;
 } opts;
@@ -104,10 +106,10 @@ static int parse_impl(const char *s, impl *m)
 
 static void parse(int argc, char **argv, int rank, opts *o)
 {
-    *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20 };
+    *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20, .factor = 2 };
     const char *parts = "1,8,64,512", *impls = "native,single,bulk,none,model,fixed:2,fixed:4,fixed:16,adaptive";
     int c, ok;
-    while ((c = getopt(argc, argv, "m:p:i:x:I:l:")) != -1) {
+    while ((c = getopt(argc, argv, "m:f:p:i:x:I:l:")) != -1) {
         switch (c) {
         case 'm': {
             char *colon = strchr(optarg, ':');
@@ -122,6 +124,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
                 die(rank, "-m: MAX is not a power of two up to 256M, at least MIN");
             break;
         }
+        case 'f': o->factor = atoi(optarg); break;
         case 'p': parts = optarg; break;
         case 'i': o->rounds = atoi(optarg); break;
         case 'x': o->warmup = atoi(optarg); break;
@@ -132,6 +135,8 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     if (o->rounds < 1 || o->rounds > 100000 || o->warmup < 0 || o->warmup > 100000)
         die(rank, "-i must be in [1, 100000] and -x in [0, 100000]");
+    if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
+        die(rank, "-f must be a power of two in [2, 1024]");
     char buf[512];
     snprintf(buf, sizeof buf, "%s", parts);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
@@ -322,7 +327,7 @@ int main(int argc, char **argv)
     if (!buf)
         die(rank, "out of memory for the buffer");
     memset(buf, rank + 1, o.max);
-    for (size_t bytes = o.min; bytes <= o.max; bytes *= 2)
+    for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor)
         for (int i = 0; i < o.nparts; i++)
             if (bytes % (size_t)o.parts[i] == 0)
                 run_case(&o, bytes, o.parts[i], rank, buf);

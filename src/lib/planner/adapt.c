@@ -10,11 +10,12 @@
 #define MIN_SAMPLES 3          /* per candidate before a choice */
 #define TIE 0.03               /* medians this close count as equal: the lower index wins */
 #define HYSTERESIS 0.05        /* another candidate must be this much faster to replace the chosen one */
-#define DRIFT 0.30             /* the chosen one this much slower than when chosen: explore again */
+#define DRIFT 0.50             /* the chosen one this much slower than when chosen, at two checks in a row:
+                                * explore again (a busy machine slows every layout for a while) */
 #define DRIFT_FLOOR_US 0.5     /* ... and by at least this much */
 #define SPREAD_FACTOR 2.0      /* the ready spread changed by this factor: explore again */
 #define SPREAD_FLOOR_US 5.0    /* ... and by at least this much */
-#define PROBE_EVERY 8          /* exploiting: one round of another candidate every this many windows */
+#define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows */
 #define EXPLORE_MAX_WINDOWS 3  /* choose with what there is after this many windows of exploring */
 #define TYPICAL 0.25           /* the quantile a candidate is judged by (median_of) */
 
@@ -130,6 +131,7 @@ static void choose(pta_state *st, int incumbent, const char *reason)
     st->explore_windows = 0;
     st->reference_us = typical_of(st, pick);
     st->since_choice = 0;
+    st->slow_checks = 0;
     st->spread_ref_us = -1; /* from the next spreads of the chosen layout */
     st->nspread = st->spread_next = st->spread_since = 0;
     char medians[160];
@@ -173,8 +175,11 @@ static int drifted(pta_state *st, char *why, size_t len)
         int k = st->since_choice < PTA_WINDOW ? st->since_choice : PTA_WINDOW;
         double now = ring_quantile(st->sample[st->current], st->nsample[st->current], st->next[st->current], k,
                                    TYPICAL);
-        if (now > st->reference_us * (1 + DRIFT) && now - st->reference_us > DRIFT_FLOOR_US) {
-            snprintf(why, len, "layout #%d took %.1f us, %.1f when chosen", st->current, now, st->reference_us);
+        int slow = now > st->reference_us * (1 + DRIFT) && now - st->reference_us > DRIFT_FLOOR_US;
+        st->slow_checks = slow ? st->slow_checks + 1 : 0;
+        if (st->slow_checks >= 2) {
+            snprintf(why, len, "layout #%d took %.1f us at two checks, %.1f when chosen", st->current, now,
+                     st->reference_us);
             return 1;
         }
     }

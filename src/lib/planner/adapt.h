@@ -30,6 +30,7 @@ typedef struct pta_state {
     double spread[PTA_KEEP];/* recent ready spreads (first to last mark, us) */
     int nspread, spread_next, spread_since;
     int windows;            /* windows planned so far */
+    int slow_checks;        /* window checks in a row that found the chosen layout drifted */
     int replans;            /* explorations started by a drift */
     int switches;           /* times the chosen candidate changed */
     char why[256];          /* the last decision, in words */

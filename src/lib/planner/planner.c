@@ -220,6 +220,10 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     ranked[0] = (ptm_ranked_layout){ 1, 0, 0 };
     ranked[1] = (ptm_ranked_layout){ partitions, 0, 0 };
     for (int k = 0; k < nr + 2 && n < max; k++) {
+        /* Not a message per partition beyond the model's eager burst: 512
+         * messages took 0.3-3 ms a round here, and trying them costs rounds. */
+        if (k == 1 && partitions > ptm_max_eager_messages(&params))
+            continue;
         int cut = ranked[k].cut;
         int count = fit_counts(ranked[k].count, part_bytes, partitions, can_cut && part_bytes > 0, &cut);
         int seen = 0;
