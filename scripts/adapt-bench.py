@@ -14,10 +14,9 @@ summarises, per (size, partitions):
 - the launch-to-launch spread (max/min of the launch medians) of adaptive and of
   the single message.
 
-Hold the benchmark lock while it runs:
-  flock /work/bench.lock .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -i 100 -x 30
-(the lock path is this machine's; see docs/benchmarks.md). --from FILE summarises
-a saved run again.
+Run it under the machine's benchmark lock, e.g.
+  flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
+(arguments after -- go to partita-adapt-bench). --from FILE summarises a saved run again.
 """
 
 from __future__ import annotations
