@@ -5,7 +5,8 @@ Runs partita-adapt-bench N times (each launch runs every implementation side by
 side, round by round in turn, so each launch's best layout is known) and
 summarises, per (size, partitions):
 
-- in how many launches the adaptive policy's median t_last was within 10% of
+- in how many launches the adaptive policy's median time (t_part, first mark to last
+  arrival, or t_last with --metric) was within 10% of
   the best fixed layout of that launch (bulk, none, model, fixed:K);
 - the median over launches [min-max] of adaptive, the best layout, native MPI,
   libpartita's `bulk` (one message through the partitioned calls: MPIPCL's
