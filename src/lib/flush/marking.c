@@ -147,7 +147,7 @@ static int64_t adapt_stamp_before(pt_send_side *s)
     if (done != 0)
         return 0;
     atomic_store_explicit(&s->adapt_first_ns, now, memory_order_relaxed);
-    return now;
+    return s->ntrans > 1 ? now : 0; /* one message: nothing to charge for the earlier ones */
 }
 
 /* The last contributor of group g hands it over. Returns the internal call's
