@@ -56,7 +56,7 @@ struct pt_adapt_send {
     int fb_got;       /* feedback messages received (the receiver sends one per round after the first) */
     int hist_round[HISTORY], hist_cand[HISTORY];
     int64_t first_ns[HISTORY], last_ns[HISTORY]; /* the round's first and last hand-over */
-    int64_t first_cost_ns[HISTORY];              /* how long handing the first message over took */
+    int64_t hand_ns[HISTORY];                    /* the shorter of the first and the last hand-over */
     int faked;
     pta_fake fake;
     int failed; /* a control or feedback call failed: the layout stays as it is */
@@ -232,7 +232,7 @@ static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
      * messages of a layout are alike), so a layout of many messages pays for
      * them even though they went before the last mark (partita-p2p's
      * overhead metric counts from the first mark). */
-    double before = (double)(a->cand[c].count - 1) * (double)a->first_cost_ns[slot];
+    double before = (double)(a->cand[c].count - 1) * (double)a->hand_ns[slot];
     double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, a->cand[c].cut)
                          : ((double)(fb[FB_IN_NS] - last) + before) / 1e3;
     pta_add_sample(&a->st, c, us);
@@ -282,7 +282,11 @@ static void keep_stamps(pt_send_side *s, struct pt_adapt_send *a)
         return;
     a->first_ns[slot] = atomic_load_explicit(&s->adapt_first_ns, memory_order_relaxed);
     a->last_ns[slot] = atomic_load_explicit(&s->adapt_last_ns, memory_order_relaxed);
-    a->first_cost_ns[slot] = atomic_load_explicit(&s->adapt_first_cost_ns, memory_order_relaxed);
+    /* The first hand-over of a round may also take in what came meanwhile
+     * (MPI progress), so the shorter of the two stands for each one. */
+    int64_t f = atomic_load_explicit(&s->adapt_first_cost_ns, memory_order_relaxed);
+    int64_t l = atomic_load_explicit(&s->adapt_last_cost_ns, memory_order_relaxed);
+    a->hand_ns[slot] = f && l && l < f ? l : f;
 }
 
 void pt_adapt_send_start(pt_request *req)
@@ -296,6 +300,7 @@ void pt_adapt_send_start(pt_request *req)
     atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_first_cost_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->adapt_last_cost_ns, 0, memory_order_relaxed);
     int rc = drain_feedback(a);
     if (round >= a->initial && (round - a->initial) % PTA_WINDOW == 0)
         memcpy(a->window, a->next, sizeof a->window);
@@ -305,7 +310,7 @@ void pt_adapt_send_start(pt_request *req)
     int slot = round % HISTORY;
     a->hist_round[slot] = round;
     a->hist_cand[slot] = k;
-    a->first_ns[slot] = a->last_ns[slot] = a->first_cost_ns[slot] = 0;
+    a->first_ns[slot] = a->last_ns[slot] = a->hand_ns[slot] = 0;
     /* One round ahead, so the receiver has it by the window's MPI_Start. */
     if (rc == MPI_SUCCESS && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0)
         rc = announce(req, round + 1);
@@ -372,13 +377,14 @@ void pt_adapt_send_destroy(pt_request *req)
         free(s->bound);
         s->bound = NULL;
     }
-    /* The receiver sends one feedback message at each MPI_Start after its
-     * first: those not received yet are received in the background, so no
-     * message is left unmatched (MPICH refuses to free a communicator then). */
+    /* The receiver sends one feedback message as each of its rounds
+     * completes: those not received yet are received in the background, so
+     * no message is left unmatched (MPICH refuses to free a communicator
+     * then). */
     int got = a->fb_got;
     if (a->fb_req != MPI_REQUEST_NULL)
         got += cancel_recv(&a->fb_req);
-    expect_in_background(s->round - got, FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm);
+    expect_in_background(s->round + 1 - got, FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm);
     for (int b = 0; b < 2; b++)
         leave_send(&a->ctrl_req[b], a->ctrl_buf[b]);
     free(a);
@@ -486,15 +492,13 @@ int pt_adapt_recv_setup(pt_request *req)
     return MPI_SUCCESS;
 }
 
-void pt_adapt_recv_start(pt_request *req)
+void pt_adapt_recv_done(pt_request *req)
 {
-    /* One feedback message for each round before this one, always (the
-     * sender counts on it to leave nothing unmatched); without a stamp (0)
-     * when the round's last message was not seen. */
+    /* One feedback message for every round, always (the sender counts on it
+     * to leave nothing unmatched); without a stamp (0) when the round's last
+     * message was not seen. */
     struct pt_adapt_recv *a = req->u.r.adapt;
-    int round = req->u.r.round - 1;
-    if (round < 0)
-        return;
+    int round = req->u.r.round;
     int b = a->fb_next;
     a->fb_next = (b + 1) % FB_RING;
     if (a->fb_req[b] != MPI_REQUEST_NULL)

@@ -8,10 +8,12 @@
  * control message; a receive whose window is not announced yet at MPI_Start
  * waits (`deferred`, in the set-up waiters) and progress posts it on
  * arrival. Measurement: the flush layer stamps the round's first and last
- * hand-over of a message and times the first (pt_send_side.adapt_*), the
+ * hand-over of a message and times both (pt_send_side.adapt_*), the
  * receiver stamps the moment the round's last message is in and sends that
- * back at its next MPI_Start. A round's cost: last arrival - last hand-over
- * + (messages - 1) x the first hand-over. Control and feedback messages
+ * back when the round completes (its Test or Wait, after the last arrival:
+ * the sender takes it in during its own completion calls, not while it
+ * marks the next round). A round's cost: last arrival - last hand-over +
+ * (messages - 1) x the shorter of the first and the last hand-over. Control and feedback messages
  * travel on two private communicators of their own (pt_adapt_init), with an
  * id the sender gives the pair as the tag. */
 #ifndef PARTITA_ADAPTIVE_H
@@ -34,7 +36,7 @@ void pt_adapt_send_destroy(pt_request *req); /* every candidate's resources */
 
 /* Receiver. */
 int pt_adapt_recv_setup(pt_request *req);   /* every candidate's receive plan and transport state */
-void pt_adapt_recv_start(pt_request *req);  /* the last round's measurement goes back */
+void pt_adapt_recv_done(pt_request *req);   /* the round completed (Test/Wait): its measurement goes back */
 /* Swap in the round's layout: 1, or 0 when the sender's schedule for it is
  * not in yet (r->deferred is then set and the request waits in the set-up
  * waiters); *rc: an error of the internal calls. */

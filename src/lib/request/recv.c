@@ -100,8 +100,7 @@ int pt_recv_start(pt_request *req)
     r->narrived = 0; /* also while the round waits for its layout (adaptive) */
     if (req->proc_null)
         return MPI_SUCCESS;
-    if (r->adapt)
-        pt_adapt_recv_start(req); /* the last round's measurement goes back to the sender */
+
     if (!r->ready) {
         int flag = 0;
         int rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE);

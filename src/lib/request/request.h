@@ -99,10 +99,10 @@ typedef struct pt_send_side {
     int nruns;                  /* runs and lone partitions sent early this round */
     int round;                  /* Start count - 1 */
     /* adaptive policy (request/adaptive.h): the round's first and last
-     * hand-over of a message and how long the first took, stamped by the
-     * flush layer */
+     * hand-over of a message and how long each took, stamped by the flush
+     * layer */
     struct pt_adapt_send *adapt;
-    _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_first_cost_ns;
+    _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_first_cost_ns, adapt_last_cost_ns;
 } pt_send_side;
 
 typedef struct pt_recv_side {
