@@ -5,7 +5,10 @@
  *     round, both sides name the same layout (Partita_Request_layouts) in
  *     every round, and more than one layout is used (the exploration). -l:
  *     the receiver starts some rounds 2 ms late (the sender runs ahead and
- *     announces windows before the receiver asks for them).
+ *     announces windows before the receiver asks for them). -w: some rounds
+ *     must have waited for their window at MPI_Start (run with
+ *     PARTITA_ADAPT_TEST_LATE_ANNOUNCE=1: the sender announces a window at
+ *     its own first round, so a receiver that starts first waits for it).
  *   adapt fake -n DOUBLES -s PARTS -i ROUNDS
  *     Fake costs (PARTITA_ADAPT_TEST_COSTS, set here from the candidates the
  *     request reports) make candidate 2 the cheapest, then, from round
@@ -25,7 +28,7 @@
 static double value(int round, long i) { return round * 1000003.0 + (double)i + 0.25; }
 
 typedef struct opts {
-    int sparts, rparts, rounds, late;
+    int sparts, rparts, rounds, late, waits;
     long n;
     char what[16], type[16], comm[16], mode[16];
 } opts;
@@ -39,7 +42,7 @@ static void parse(int argc, char **argv, opts *o)
     strcpy(o->mode, "wait");
     int c;
     optind = 2;
-    while ((c = getopt(argc, argv, "s:r:n:i:t:c:m:l")) != -1) {
+    while ((c = getopt(argc, argv, "s:r:n:i:t:c:m:lw")) != -1) {
         switch (c) {
         case 's': o->sparts = atoi(optarg); break;
         case 'r': o->rparts = atoi(optarg); break;
@@ -49,6 +52,7 @@ static void parse(int argc, char **argv, opts *o)
         case 'c': snprintf(o->comm, sizeof o->comm, "%s", optarg); break;
         case 'm': snprintf(o->mode, sizeof o->mode, "%s", optarg); break;
         case 'l': o->late = 1; break;
+        case 'w': o->waits = 1; break;
         default: ptest_usage("adapt: unknown option (see the comment at the top of adapt.c)");
         }
     }
@@ -114,6 +118,8 @@ static void agree(const opts *o, int rank)
                 usleep(2000); /* the sender is ahead: its window may be announced long before */
             OK(MPI_Start(&rreq));
         }
+        if (o->waits && !self)
+            MPI_Barrier(MPI_COMM_WORLD); /* the receiver starts first: it waits for each window */
         if (sender) {
             for (long i = 0; i < o->n; i++)
                 sbuf[i] = value(round, i);
@@ -158,6 +164,8 @@ static void agree(const opts *o, int rank)
         char why[512];
         OK(Partita_Request_why(rreq, why, sizeof why));
         CHECK(strstr(why, "adaptive") != NULL, "why: %s", why);
+        const char *w = strstr(why, "announced (");
+        CHECK(!o->waits || (w && atoi(w + 11) > 0), "no round waited for its window: %s", why);
     }
     if (sender) {
         char why[512];

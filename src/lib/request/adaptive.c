@@ -59,6 +59,7 @@ struct pt_adapt_send {
     int64_t hand_ns[HISTORY];                    /* the shorter of the first and the last hand-over */
     int faked;
     pta_fake fake;
+    int lead; /* rounds the control message goes before its window: 1 (0: PARTITA_ADAPT_TEST_LATE_ANNOUNCE) */
     int failed; /* a control or feedback call failed: the layout stays as it is */
 };
 
@@ -82,6 +83,7 @@ struct pt_adapt_recv {
     int32_t ctrl_buf[CTRL_LEN];
     MPI_Request ctrl_req;
     int windows_in;   /* control messages received */
+    int waits;        /* rounds that waited for theirs at MPI_Start (deferred) */
     int64_t *fb_buf[FB_RING]; /* malloc'ed, like the sender's control buffers */
     MPI_Request fb_req[FB_RING];
     int fb_next;
@@ -208,6 +210,10 @@ int pt_adapt_send_init(pt_request *req)
         a->hist_round[i] = -1;
     pta_init(&a->st, n);
     a->initial = pta_initial_rounds(n);
+    /* Test hook: announce each window at its own first round, so a receiver
+     * that starts first waits for it (deferred) every time. */
+    const char *late = getenv("PARTITA_ADAPT_TEST_LATE_ANNOUNCE");
+    a->lead = late && late[0] == '1' ? 0 : 1;
     const char *fake = getenv("PARTITA_ADAPT_TEST_COSTS");
     if (fake && *fake) {
         a->faked = pta_fake_parse(fake, &a->fake) == 0;
@@ -302,7 +308,10 @@ void pt_adapt_send_start(pt_request *req)
     atomic_store_explicit(&s->adapt_first_cost_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_last_cost_ns, 0, memory_order_relaxed);
     int rc = drain_feedback(a);
-    if (round >= a->initial && (round - a->initial) % PTA_WINDOW == 0)
+    int opens = round >= a->initial && (round - a->initial) % PTA_WINDOW == 0; /* a window begins */
+    if (rc == MPI_SUCCESS && opens && a->lead == 0)
+        rc = announce(req, round); /* test hook: the receiver may well be waiting for it already */
+    if (opens)
         memcpy(a->window, a->next, sizeof a->window);
     int k = schedule(a->ncand, a->initial, a->window, round);
     if (k != a->cur)
@@ -312,7 +321,7 @@ void pt_adapt_send_start(pt_request *req)
     a->hist_cand[slot] = k;
     a->first_ns[slot] = a->last_ns[slot] = a->hand_ns[slot] = 0;
     /* One round ahead, so the receiver has it by the window's MPI_Start. */
-    if (rc == MPI_SUCCESS && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0)
+    if (rc == MPI_SUCCESS && a->lead && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0)
         rc = announce(req, round + 1);
     if (rc != MPI_SUCCESS) {
         /* Without the control message the receiver cannot follow a change:
@@ -552,8 +561,10 @@ int pt_adapt_recv_round_layout(pt_request *req, int *rc)
             return 0;
         }
         if (!in) {
-            if (!r->deferred)
+            if (!r->deferred) {
+                a->waits++;
                 pt_waiters_add(req); /* posted by progress once the schedule is in */
+            }
             r->deferred = 1;
             return 0;
         }
@@ -676,7 +687,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         if (req->u.s.adapt->faked)
             PUT("; fake costs (PARTITA_ADAPT_TEST_COSTS)");
     } else {
-        PUT("; as the sender announced");
+        PUT("; as the sender announced (%d rounds waited for their window)", req->u.r.adapt->waits);
     }
 #undef PUT
     return MPI_SUCCESS;
