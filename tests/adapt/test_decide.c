@@ -171,6 +171,20 @@ static void test_replans_on_spread_change(void)
     CHECK(w[0] != w[1]); /* both candidates are tried again */
 }
 
+static void test_measured_rounds(void)
+{
+    int uniform[PTA_WINDOW], mixed[PTA_WINDOW], n = 0;
+    for (int i = 0; i < PTA_WINDOW; i++)
+        uniform[i] = 2, mixed[i] = i == PTA_WINDOW / 2; /* a probe */
+    for (int r = 0; r < 12; r++)
+        CHECK(pta_measured_round(12, uniform, r)); /* the initial exploration: all */
+    for (int r = 12; r < 12 + 4 * PTA_MEASURE_EVERY; r++) {
+        n += pta_measured_round(12, uniform, r);
+        CHECK(pta_measured_round(12, mixed, r));
+    }
+    CHECK(n == 4); /* a settled window: every PTA_MEASURE_EVERY-th round */
+}
+
 static void test_unmeasured_falls_back(void)
 {
     pta_state st;
@@ -224,6 +238,7 @@ int main(void)
     test_hysteresis();
     test_replans_on_drift();
     test_replans_on_spread_change();
+    test_measured_rounds();
     test_unmeasured_falls_back();
     test_min_delta();
     test_fake_costs();

@@ -166,7 +166,7 @@ static int issue_group(pt_request *req, int g)
     int rc = MPI_SUCCESS;
     int expected = PT_GROUP_OPEN;
     int first = 0;
-    int64_t handing = s->adapt ? adapt_stamp_before(s, &first) : 0;
+    int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &first) : 0;
     if (!s->split)
         rc = req->tp_ops->send_message(req, g);
     else if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE)) {

@@ -32,6 +32,16 @@ int pta_initial_rounds(int ncand) { return ncand > 1 ? ncand * PTA_EXPLORE_PASSE
 
 int pta_initial_candidate(int ncand, int round) { return ncand > 1 ? round % ncand : 0; }
 
+int pta_measured_round(int initial, const int *window, int r)
+{
+    if (r < initial || r % PTA_MEASURE_EVERY == 0)
+        return 1;
+    for (int i = 1; i < PTA_WINDOW; i++)
+        if (window[i] != window[0])
+            return 1; /* exploring or probing */
+    return 0;
+}
+
 static void ring_push(double *ring, int *n, int *next, double v)
 {
     ring[*next] = v;

@@ -87,8 +87,13 @@ struct pt_adapt_recv {
     int64_t *fb_buf[FB_RING]; /* malloc'ed, like the sender's control buffers */
     MPI_Request fb_req[FB_RING];
     int fb_next;
-    int64_t in_ns;
-    int in_round;
+    /* When the round was in: its last message, or later, once an application
+     * that polls MPI_Parrived has had as many true answers as there are
+     * partitions (pt_recv_side.adapt_true; a message that completes 512
+     * partitions at once leaves the application 512 calls to make, and
+     * partita-p2p's arrival is the last of them). */
+    _Atomic int64_t in_ns;
+    atomic_int in_round;
 };
 
 /* The schedule's own channel: control messages go forward (sender to
@@ -316,6 +321,7 @@ void pt_adapt_send_start(pt_request *req)
     int k = schedule(a->ncand, a->initial, a->window, round);
     if (k != a->cur)
         send_switch(req, k);
+    s->adapt_measure = pta_measured_round(a->initial, a->window, round);
     int slot = round % HISTORY;
     a->hist_round[slot] = round;
     a->hist_cand[slot] = k;
@@ -513,7 +519,7 @@ void pt_adapt_recv_done(pt_request *req)
     if (a->fb_req[b] != MPI_REQUEST_NULL)
         PMPI_Wait(&a->fb_req[b], MPI_STATUS_IGNORE); /* sent FB_RING rounds ago: a tiny eager send */
     a->fb_buf[b][FB_ROUND] = round;
-    a->fb_buf[b][FB_IN_NS] = a->in_round == round ? a->in_ns : 0;
+    a->fb_buf[b][FB_IN_NS] = atomic_load(&a->in_round) == round ? atomic_load(&a->in_ns) : 0;
     PMPI_Isend(a->fb_buf[b], FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm, &a->fb_req[b]);
 }
 
@@ -569,6 +575,8 @@ int pt_adapt_recv_round_layout(pt_request *req, int *rc)
             return 0;
         }
     }
+    atomic_store_explicit(&r->adapt_true, 0, memory_order_relaxed); /* no true MPI_Parrived this round yet */
+    r->adapt_measure = pta_measured_round(a->initial, a->window, round);
     int k = schedule(a->ncand, a->initial, a->window, round);
     if (k != a->cur) {
         recv_save(req, &a->saved[a->cur]);
@@ -582,8 +590,17 @@ int pt_adapt_recv_round_layout(pt_request *req, int *rc)
 void pt_adapt_recv_round_in(pt_request *req)
 {
     struct pt_adapt_recv *a = req->u.r.adapt;
-    a->in_ns = pt_now_ns();
-    a->in_round = req->u.r.round;
+    if (!req->u.r.adapt_measure)
+        return; /* not measured: its report carries no stamp */
+    atomic_store(&a->in_ns, pt_now_ns());
+    atomic_store(&a->in_round, req->u.r.round);
+}
+
+void pt_adapt_recv_seen_all(pt_request *req)
+{
+    struct pt_adapt_recv *a = req->u.r.adapt;
+    if (atomic_load(&a->in_round) == req->u.r.round) /* not before the last message */
+        atomic_store(&a->in_ns, pt_now_ns());
 }
 
 void pt_adapt_recv_destroy(pt_request *req)

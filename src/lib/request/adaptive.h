@@ -42,6 +42,9 @@ void pt_adapt_recv_done(pt_request *req);   /* the round completed (Test/Wait): 
  * waiters); *rc: an error of the internal calls. */
 int pt_adapt_recv_round_layout(pt_request *req, int *rc);
 void pt_adapt_recv_round_in(pt_request *req);  /* the round's last message is in */
+/* MPI_Parrived has said true as often as there are partitions this round
+ * (counted in pt_recv_side.adapt_true): the round is in for the application. */
+void pt_adapt_recv_seen_all(pt_request *req);
 void pt_adapt_recv_destroy(pt_request *req);   /* every candidate's but the shared plan parts */
 
 #endif

@@ -202,6 +202,21 @@ static int miss_should_test(pt_recv_side *r, int partition)
     return 1;
 }
 
+/* Adaptive policy: one more MPI_Parrived said true; as many as there are
+ * partitions, and the application has (most likely) seen the round in.
+ * A count, not a flag per partition: at 512 partitions a flag's atomic
+ * exchange per first true answer made the sweep 20% slower. */
+static inline void count_true(pt_request *req)
+{
+    atomic_int *n = &req->u.r.adapt_true;
+    int now = req->serial ? atomic_load_explicit(n, memory_order_relaxed) + 1
+                          : atomic_fetch_add_explicit(n, 1, memory_order_relaxed) + 1;
+    if (req->serial)
+        atomic_store_explicit(n, now, memory_order_relaxed);
+    if (now == req->partitions)
+        pt_adapt_recv_seen_all(req);
+}
+
 int Partita_Parrived(MPI_Request request, int partition, int *flag)
 {
     if (request == MPI_REQUEST_NULL) {
@@ -218,8 +233,13 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
                        "partition %d is outside [0, %d), the request's partitions (round %d)", partition,
                        req->partitions, pt_request_round(req));
     pt_recv_side *r = &req->u.r;
-    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null ||
-        atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+        if (r->adapt_measure)
+            count_true(req);
         *flag = 1;
         return MPI_SUCCESS;
     }
@@ -259,6 +279,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         pt_recv_app_polled(req);
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
+    if (*flag && r->adapt_measure)
+        count_true(req);
     return rc;
 }
 

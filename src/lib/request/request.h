@@ -102,6 +102,7 @@ typedef struct pt_send_side {
      * hand-over of a message and how long each took, stamped by the flush
      * layer */
     struct pt_adapt_send *adapt;
+    int adapt_measure;          /* this round is measured (planner/adapt.h: pta_measured_round) */
     _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_first_cost_ns, adapt_last_cost_ns;
 } pt_send_side;
 
@@ -133,6 +134,8 @@ typedef struct pt_recv_side {
     unsigned char *sin;      /* per sender partition, this round: in, by a run */
     int round;               /* Start count - 1 */
     int deferred;            /* adaptive: this round's receives wait for the sender's schedule */
+    int adapt_measure;       /* adaptive: this round is measured (counts adapt_true) */
+    atomic_int adapt_true;   /* adaptive: MPI_Parrived calls that said true this round */
     struct pt_adapt_recv *adapt; /* adaptive policy: candidate layouts, the sender's schedule (request/adaptive.h) */
 } pt_recv_side;
 
