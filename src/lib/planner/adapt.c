@@ -8,8 +8,8 @@
 #include <string.h>
 
 #define MIN_SAMPLES 3          /* per candidate before a choice */
-#define TIE 0.03               /* medians this close count as equal: the lower index wins */
-#define HYSTERESIS 0.05        /* another candidate must be this much faster to replace the chosen one */
+#define TIE 0.08               /* quartiles this close count as equal: the lower index (the model's preference) wins */
+#define HYSTERESIS 0.10        /* another candidate must be this much faster to replace the chosen one */
 #define DRIFT 0.50             /* the chosen one this much slower than when chosen, at two checks in a row:
                                 * explore again (a busy machine slows every layout for a while) */
 #define DRIFT_FLOOR_US 0.5     /* ... and by at least this much */
