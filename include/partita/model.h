@@ -181,6 +181,18 @@ int ptm_optimal_transport(const ptm_params *p, size_t total_bytes, int user_part
  * *cut (if not NULL) is 1 when the layout cuts the buffer, 0 for groups. */
 int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
                        int *cut);
+/* The layouts ptm_optimal_layout chooses among, best first: by modelled
+ * time after the last Pready (delay_us: single laggard), and among those
+ * within PTM_TIE_TOLERANCE of the best left, the fewest messages first, so
+ * out[0] is ptm_optimal_layout's answer. At most max; returns how many (0 on
+ * bad arguments). The adaptive policy tries the first few online. */
+typedef struct ptm_ranked_layout {
+    int count;
+    int cut;          /* byte-balanced pieces of the buffer, not groups */
+    double model_us;  /* modelled completion time */
+} ptm_ranked_layout;
+int ptm_layout_ranking(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
+                       ptm_ranked_layout *out, int max);
 /* The same for any ready times (user_ready, NULL: all at 0). pow2_only limits
  * the candidates to power-of-two divisors. best_us, if not NULL, receives the
  * modelled time of the chosen count. Returns the count, or 0 on bad arguments. */

@@ -17,9 +17,10 @@
  *
  * Aggregation policy (docs/library.md): per request through MPI_Info keys
  * "partita_policy", "partita_min_bytes", "partita_delta_us",
- * "partita_transport_parts", "partita_delay_us"; for every request through the
- * environment variables PARTITA_POLICY, PARTITA_MIN_BYTES, PARTITA_DELTA_US,
- * PARTITA_TRANSPORT_PARTS, PARTITA_DELAY_US, PARTITA_LOGGP, PARTITA_TUNING. */
+ * "partita_transport_parts", "partita_delay_us", "partita_adapt"; for every
+ * request through the environment variables PARTITA_POLICY, PARTITA_MIN_BYTES,
+ * PARTITA_DELTA_US, PARTITA_TRANSPORT_PARTS, PARTITA_DELAY_US, PARTITA_ADAPT,
+ * PARTITA_LOGGP, PARTITA_TUNING. */
 #ifndef PARTITA_PARTITA_H
 #define PARTITA_PARTITA_H
 
@@ -89,6 +90,18 @@ int Partita_Is_partitioned(MPI_Request request);
  * request (on a receive request: -1 and the sender's policy is unknown until
  * the sender's set-up message arrived). policy may be NULL. */
 int Partita_Request_plan(MPI_Request request, int *transport_parts, const char **policy);
+/* The candidate layouts of a request and the one of its current (or last)
+ * round: the adaptive policy plans up to 4 and tries them online (on a
+ * receive request once the set-up message arrived); other policies have one.
+ * *ncand layouts (0 before set-up and with MPI_PROC_NULL); the message count
+ * and cut flag (1: byte-balanced pieces of the buffer, 0: groups of whole
+ * partitions) of the first max go to counts and cuts (either may be NULL);
+ * *current is the index of the round's layout (-1 when there is none). */
+int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current);
+/* What a request's plan is and why, in words: the policy, the layout in use,
+ * and for the adaptive policy the candidates and the last decision with the
+ * medians it was made from. text gets at most len bytes, NUL-terminated. */
+int Partita_Request_why(MPI_Request request, char *text, int len);
 /* Send request under the timer policy: runs and lone partitions sent for
  * split groups (groups the timer did not wait for) in the current or last
  * round; 0 for other policies. */

@@ -290,6 +290,34 @@ static void defaults_are_valid(void)
     CHECK(cut == 1 && n % 8 != 0 && (65536 + n - 1) / n <= (int)p.seg[0].max_bytes);
 }
 
+/* The ranking's first layout is ptm_optimal_layout's, the rest follow by
+ * modelled time (ties excepted), and no layout appears twice. */
+static void layout_ranking_order(void)
+{
+    ptm_params p;
+    ptm_params_default(&p);
+    size_t sizes[] = { 4096, 16384, 65536, 1 << 20, 4 << 20 };
+    int parts[] = { 1, 8, 16, 64, 512 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++) {
+            ptm_ranked_layout r[8];
+            int n = ptm_layout_ranking(&p, sizes[i], parts[j], 0.0, PTM_MAX_CUT_MESSAGES, r, 8);
+            int cut = -1;
+            int best = ptm_optimal_layout(&p, sizes[i], parts[j], 0.0, PTM_MAX_CUT_MESSAGES, &cut);
+            CHECK(n >= 1);
+            CHECK(r[0].count == best && r[0].cut == cut);
+            for (int k = 1; k < n; k++) {
+                CHECK(r[k].model_us >= r[0].model_us * (1 - PTM_TIE_TOLERANCE) - 1e-9);
+                for (int m = 0; m < k; m++)
+                    CHECK(r[k].count != r[m].count || r[k].cut != r[m].cut);
+            }
+        }
+    }
+    ptm_ranked_layout r[2];
+    CHECK(ptm_layout_ranking(&p, 100, 0, 0.0, 1, r, 2) == 0);
+    CHECK(ptm_layout_ranking(&p, 100, 4, 0.0, 1, r, 0) == 0);
+}
+
 int main(void)
 {
     single_message_is_loggp();
@@ -300,6 +328,7 @@ int main(void)
     rendezvous_handshake_and_segments();
     o_pready_delays_each_message();
     optimal_transport_choices();
+    layout_ranking_order();
     cut_partitions();
     defaults_are_valid();
     CHECK_DONE();

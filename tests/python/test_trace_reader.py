@@ -135,3 +135,23 @@ def test_duplicate_rank(tmp_path):
     (folder / "rank-00002.json").write_text((folder / "rank-00001.json").read_text())
     with pytest.raises(TraceError, match="rank 1 also in"):
         load_trace(folder)
+
+
+def test_round_layout_read_when_present(tmp_path):
+    """libpartita's tracer stack names each send round's layout (adaptive policy)."""
+    req = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50), (100, [110, 120], [0, 0], 150)])
+    req["rounds"][0]["layout"] = {"messages": 2, "cut": False}
+    req["rounds"][1]["layout"] = {"messages": 3, "cut": True}
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))
+    assert [r.layout for r in t.ranks[0].requests[0].rounds] == [(2, False), (3, True)]
+    plain = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
+    t = load_trace(write_trace(tmp_path / "u", [rank_doc(0, 2, [plain]), rank_doc(1, 2, [])]))
+    assert t.ranks[0].requests[0].rounds[0].layout is None
+
+
+@pytest.mark.parametrize("bad", [{"messages": 0, "cut": False}, {"messages": 2}, {"messages": True, "cut": False}, 3])
+def test_bad_round_layout_rejected(tmp_path, bad):
+    req = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
+    req["rounds"][0]["layout"] = bad
+    with pytest.raises(TraceError, match="'layout' must be"):
+        load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))

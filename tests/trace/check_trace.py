@@ -141,6 +141,24 @@ def events(folder: str) -> list:
     return out
 
 
+def check_layouts(folder: str, R: int) -> None:
+    """Under libpartita's adaptive policy every send round names its layout, and
+    its exploration uses more than one; receive rounds name none."""
+    send_doc, recv_doc = load(folder)
+    rounds = one_request(send_doc, "send")["rounds"]
+    if len(rounds) != R:
+        fail(f"{len(rounds)} send rounds, expected {R}")
+    layouts = [rnd.get("layout") for rnd in rounds]
+    if any(not isinstance(x, dict) or x.get("messages", 0) < 1 or not isinstance(x.get("cut"), bool)
+           for x in layouts):
+        fail(f"a send round without a layout: {layouts}")
+    if len({(x["messages"], x["cut"]) for x in layouts}) < 2:
+        fail(f"one layout in every round: {layouts}")
+    if any("layout" in rnd for rnd in one_request(recv_doc, "recv")["rounds"]):
+        fail("a receive round names a layout")
+    print(f"check_trace: layouts of {R} rounds: ok")
+
+
 def check_calls(folder: str, p2p: int, collective: int) -> None:
     for doc in load(folder):
         calls, time_ns = doc["mpi_calls"], doc["mpi_time_ns"]
@@ -175,6 +193,8 @@ def main(argv: list[str]) -> None:
         if a != b or not a:
             fail(f"{argv[2]} and {argv[3]} differ:\n{a}\n{b}")
         print("check_trace: the same partitioned events in both folders: ok")
+    elif what == "layouts" and len(argv) == 4:
+        check_layouts(argv[2], int(argv[3]))
     elif what == "calls" and len(argv) == 5:
         check_calls(argv[2], int(argv[3]), int(argv[4]))
     elif what == "files" and len(argv) == 3:

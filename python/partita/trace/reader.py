@@ -29,6 +29,7 @@ class Round:
     ready_ns: list[int | None] | None = None      # send requests only
     ready_thread: list[int | None] | None = None  # send requests only
     arrived_ns: list[int | None] | None = None    # receive requests only
+    layout: tuple[int, bool] | None = None        # send, under libpartita: (messages, cut) of the round
 
 
 @dataclass
@@ -256,6 +257,17 @@ def _times(r: dict, key: str, where: str, partitions: int, shift: int) -> list[i
     return out
 
 
+def _layout(r, where: str) -> tuple[int, bool] | None:
+    """The optional `layout` of a send round: libpartita's messages and cut flag."""
+    v = r.get("layout")
+    if v is None:
+        return None
+    if (not isinstance(v, dict) or not isinstance(v.get("messages"), int) or isinstance(v.get("messages"), bool)
+            or v["messages"] < 1 or not isinstance(v.get("cut"), bool)):
+        raise _Bad(f"{where}'layout' must be {{\"messages\": n >= 1, \"cut\": true|false}}, not {v!r}")
+    return v["messages"], v["cut"]
+
+
 def _round_from(r, where: str, kind: str, partitions: int, offset: int) -> Round:
     if not isinstance(r, dict):
         raise _Bad(f"{where[:-1]} must be an object, not {type(r).__name__}")
@@ -265,6 +277,7 @@ def _round_from(r, where: str, kind: str, partitions: int, offset: int) -> Round
     if kind == "send":
         rd.ready_ns = _times(r, "ready_ns", where, partitions, offset)
         rd.ready_thread = _times(r, "ready_thread", where, partitions, 0)
+        rd.layout = _layout(r, where)
     else:
         rd.arrived_ns = _times(r, "arrived_ns", where, partitions, offset)
     return rd

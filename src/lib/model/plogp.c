@@ -250,17 +250,19 @@ static void insert_sorted(layout *c, int *nc, layout x)
  * not with pow2_only (the paper's search), the eager fit (eager_fit_groups)
  * and, when max_pieces > 1, the eager cut (eager_cut_messages). Layouts with
  * too many eager messages are left out (one is always tried, so there is an
- * answer). Counts are tried in increasing order, groups before a cut. */
-static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
-                          int pow2_only, int max_pieces, double *best_us, int *cut)
+ * answer). Counts are tried in increasing order, groups before a cut: each
+ * tried layout and its modelled time go to out/times. Returns how many, or
+ * -1 on bad arguments; *last_ready is the latest ready time. */
+enum { MAX_LAYOUTS = 128 };
+static int tried_layouts(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
+                         int pow2_only, int max_pieces, layout *out, double *times, double *last_ready)
 {
     if (!p || user_parts < 1)
-        return 0;
-    enum { MAXC = 128 };
-    layout cand[MAXC];
+        return -1;
+    layout cand[MAX_LAYOUTS];
     int nc = 0;
     size_t smallest = total_bytes / (size_t)user_parts;
-    for (long long t = 1; nc < MAXC - 2 && t <= (long long)user_parts * max_pieces;
+    for (long long t = 1; nc < MAX_LAYOUTS - 2 && t <= (long long)user_parts * max_pieces;
          t = next_candidate(t, user_parts, pow2_only)) {
         if (t > user_parts && (t > PTM_MAX_CUT_MESSAGES || smallest / (size_t)(t / user_parts) < PTM_MIN_PIECE_BYTES))
             break;
@@ -272,35 +274,94 @@ static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_part
         insert_sorted(cand, &nc, (layout){ (int)fit, 0 });
     if (straddled > 0)
         insert_sorted(cand, &nc, (layout){ (int)straddled, 1 });
-    double last_ready = 0;
+    *last_ready = 0;
     for (int u = 0; user_ready && u < user_parts; u++)
-        last_ready = fmax(last_ready, user_ready[u]);
-    /* Modelled time of every candidate, then the fewest messages whose exposed time
-     * (after the last Pready) is within PTM_TIE_TOLERANCE of the best: the model
-     * leaves out per-message CPU costs, so a tiny modelled gain is no gain. */
-    double times[MAXC];
-    int tried[MAXC], nt = 0;
-    double best_exposed = INFINITY;
+        *last_ready = fmax(*last_ready, user_ready[u]);
+    int nt = 0;
     for (int c = 0; c < nc; c++) {
         if (ptm_too_many_eager(p, total_bytes, cand[c].count) && nt > 0)
             continue;
         double time = layout_us(p, total_bytes, user_parts, cand[c].count, cand[c].cut, user_ready, NULL);
         if (time < 0)
-            return 0;
+            return -1;
         times[nt] = time;
-        tried[nt++] = c;
-        best_exposed = fmin(best_exposed, time - last_ready);
+        out[nt++] = cand[c];
     }
+    return nt;
+}
+
+/* Whether exposed time x (after the last Pready) counts as good as the best:
+ * the model leaves out per-message CPU costs, so a tiny modelled gain is no gain. */
+static int ties_best(double x, double best) { return x <= best * (1 + PTM_TIE_TOLERANCE) + 1e-12; }
+
+/* The fewest messages whose exposed time is within PTM_TIE_TOLERANCE of the best. */
+static int optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, const double *user_ready,
+                          int pow2_only, int max_pieces, double *best_us, int *cut)
+{
+    layout tried[MAX_LAYOUTS];
+    double times[MAX_LAYOUTS], last_ready;
+    int nt = tried_layouts(p, total_bytes, user_parts, user_ready, pow2_only, max_pieces, tried, times, &last_ready);
+    if (nt <= 0)
+        return 0;
+    double best_exposed = INFINITY;
+    for (int k = 0; k < nt; k++)
+        best_exposed = fmin(best_exposed, times[k] - last_ready);
     for (int k = 0; k < nt; k++) {
-        if (times[k] - last_ready <= best_exposed * (1 + PTM_TIE_TOLERANCE) + 1e-12) {
+        if (ties_best(times[k] - last_ready, best_exposed)) {
             if (best_us)
                 *best_us = times[k];
             if (cut)
-                *cut = cand[tried[k]].cut;
-            return cand[tried[k]].count;
+                *cut = tried[k].cut;
+            return tried[k].count;
         }
     }
     return 0;
+}
+
+/* Ready times of the single-laggard pattern (ptm_pattern_ready) in local
+ * (256 entries) or, for more partitions, in memory the caller frees when it
+ * is not local; NULL when out of memory. A bad delay counts as none. */
+static double *laggard_ready(int user_parts, double delay_us, double *local)
+{
+    if (!isfinite(delay_us) || delay_us < 0)
+        delay_us = 0;
+    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    if (ready)
+        ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
+    return ready;
+}
+
+int ptm_layout_ranking(const ptm_params *p, size_t total_bytes, int user_parts, double delay_us, int max_pieces,
+                       ptm_ranked_layout *out, int max)
+{
+    if (!p || user_parts < 1 || !out || max < 1)
+        return 0;
+    double local[256];
+    double *ready = laggard_ready(user_parts, delay_us, local);
+    if (!ready)
+        return 0;
+    layout tried[MAX_LAYOUTS];
+    double times[MAX_LAYOUTS], last_ready;
+    int nt = tried_layouts(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, tried, times,
+                           &last_ready);
+    if (ready != local)
+        free(ready);
+    /* Selection by exposed time; among ties (ptm_optimal_layout's rule) the
+     * fewest messages first, so out[0] is ptm_optimal_layout's answer. */
+    int n = 0;
+    unsigned char used[MAX_LAYOUTS] = { 0 };
+    while (n < max && n < nt) {
+        double best = INFINITY;
+        for (int k = 0; k < nt; k++)
+            if (!used[k])
+                best = fmin(best, times[k] - last_ready);
+        int pick = 0;
+        while (used[pick] || !ties_best(times[pick] - last_ready, best))
+            pick++;
+        used[pick] = 1;
+        out[n++] = (ptm_ranked_layout){ tried[pick].count, tried[pick].cut, times[pick] };
+    }
+    return n;
 }
 
 int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int user_parts,
@@ -316,13 +377,10 @@ int ptm_optimal_layout(const ptm_params *p, size_t total_bytes, int user_parts, 
         *cut = 0;
     if (!p || user_parts < 1)
         return 1;
-    if (!isfinite(delay_us) || delay_us < 0)
-        delay_us = 0;
     double local[256];
-    double *ready = user_parts <= 256 ? local : malloc((size_t)user_parts * sizeof *ready);
+    double *ready = laggard_ready(user_parts, delay_us, local);
     if (!ready)
         return 1;
-    ptm_pattern_ready(PTM_LAGGARD, user_parts, delay_us, ready);
     int best = optimal_layout(p, total_bytes, user_parts, ready, 0, max_pieces < 1 ? 1 : max_pieces, NULL, cut);
     if (ready != local)
         free(ready);

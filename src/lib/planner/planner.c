@@ -184,6 +184,7 @@ static int policy_count(const pt_settings *s, size_t part_bytes, int partitions,
         if (s->transport_parts > 0) /* a tuned count, else the model's */
             return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
         return timer_groups(s, total, partitions, can_cut, cut);
+    case PT_POLICY_ADAPTIVE: /* its first candidate (pt_plan_candidates) */
     case PT_POLICY_MODEL:
     default:
         return modelled(s, total, partitions, can_cut, cut);
@@ -197,4 +198,39 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     pthread_once(&loaded, load_files);
     double marking = 2.0 * group_parts * params.o_pready; /* twice the model's Pready cost: margin */
     return llround((ptm_default_delta_us(&params, group_bytes) + marking) * 1e3);
+}
+
+int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)
+{
+    pt_settings model = *s;
+    model.policy = PT_POLICY_MODEL;
+    int n = 0;
+    out[n].count = pt_plan_transport(&model, part_bytes, partitions, can_cut, &out[n].cut);
+    n++;
+    if (!s->adapt || max < 2 || partitions < 1 || part_bytes == 0)
+        return n;
+    pthread_once(&loaded, load_files);
+    /* One plain message (MPIPCL's default, and MPICH's own); one per
+     * partition, each sent at its mark (the model, planning for all marks
+     * at once, ranks it low, but marks spread in time favour it); then the
+     * model's next best. */
+    ptm_ranked_layout ranked[PT_MAX_CANDIDATES_RANKED];
+    int nr = ptm_layout_ranking(&params, part_bytes * (size_t)partitions, partitions, s->delay_us,
+                                can_cut ? PTM_MAX_CUT_MESSAGES : 1, ranked + 2, PT_MAX_CANDIDATES_RANKED - 2);
+    ranked[0] = (ptm_ranked_layout){ 1, 0, 0 };
+    ranked[1] = (ptm_ranked_layout){ partitions, 0, 0 };
+    for (int k = 0; k < nr + 2 && n < max; k++) {
+        /* Not a message per partition beyond the model's eager burst: 512
+         * messages took 0.3-3 ms a round here, and trying them costs rounds. */
+        if (k == 1 && partitions > ptm_max_eager_messages(&params))
+            continue;
+        int cut = ranked[k].cut;
+        int count = fit_counts(ranked[k].count, part_bytes, partitions, can_cut && part_bytes > 0, &cut);
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= out[i].count == count && out[i].cut == cut;
+        if (!seen)
+            out[n++] = (pt_layout){ count, cut };
+    }
+    return n;
 }

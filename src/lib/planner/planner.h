@@ -15,6 +15,19 @@
  * below a protocol switch several small messages can beat one large one (the
  * model decides; `fixed` asks for it above the partition count). */
 int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
+/* A layout: count messages, groups or (cut) byte-balanced pieces. */
+typedef struct pt_layout {
+    int count;
+    int cut;
+} pt_layout;
+#define PT_MAX_CANDIDATES_RANKED 8
+/* The adaptive policy's candidates, at most max: first the layout `model`
+ * plans, then one plain message, one message per partition (up to the
+ * model's eager burst, 16 messages with MPICH's parameters), then the
+ * model's next best layouts (each
+ * fitted to MPI's counts as pt_plan_transport does), no layout twice. Only
+ * the first when s->adapt is 0. Returns how many. */
+int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max);
 /* Byte offset of transport message j (0..nmsg) of a round of `parts`
  * partitions of part_bytes sent as nmsg messages: groups
  * (ptm_group_first), or the cut (ptm_piece_offset of the whole buffer).

@@ -9,6 +9,7 @@
 
 #include "partita/partita.h"
 #include "planner/planner.h"
+#include "request/adaptive.h"
 #include "request/errors.h"
 #include "request/request.h"
 #include "request/runtime.h"
@@ -54,13 +55,18 @@ static int setup(pt_request *req)
     r->ready = 1;
     if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
         !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 || !ops ||
-        hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT) {
+        hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT || hs[PT_HS_NCAND] < 1 ||
+        hs[PT_HS_NCAND] > PT_HS_MAX_CAND) {
         r->error = PT_E_SETUP; /* reported when the round completes */
         return MPI_SUCCESS;
     }
     r->sparts = (int)hs[PT_HS_PARTS];
     r->ntrans = (int)hs[PT_HS_NTRANS];
     r->sent_bytes = (size_t)hs[PT_HS_PARTS] * (size_t)hs[PT_HS_PART_BYTES];
+    if (hs[PT_HS_NCAND] > 1) { /* the adaptive policy: every candidate layout */
+        req->tp_ops = ops;
+        return pt_adapt_recv_setup(req);
+    }
     pt_recv_plan_build(req);
     if (r->error && r->error != PT_E_TRUNCATE)
         return MPI_SUCCESS;
@@ -77,6 +83,11 @@ static int begin_round(pt_request *req)
     pt_recv_side *r = &req->u.r;
     if (r->error && r->error != PT_E_TRUNCATE)
         return MPI_SUCCESS;
+    if (r->adapt) { /* the round's layout; deferred until the sender's schedule is in */
+        int rc = MPI_SUCCESS;
+        if (!pt_adapt_recv_round_layout(req, &rc))
+            return rc;
+    }
     pt_recv_plan_reset(req);
     return req->tp_ops->recv_start(req);
 }
@@ -86,8 +97,10 @@ int pt_recv_start(pt_request *req)
     pt_recv_side *r = &req->u.r;
     r->round++;
     memset((void *)r->arrived, 0, (size_t)req->partitions * sizeof *r->arrived);
+    r->narrived = 0; /* also while the round waits for its layout (adaptive) */
     if (req->proc_null)
         return MPI_SUCCESS;
+
     if (!r->ready) {
         int flag = 0;
         int rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE);
@@ -121,8 +134,10 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
             return rc;
         if (atomic_load_explicit(&req->active, memory_order_acquire) && (rc = begin_round(req)) != MPI_SUCCESS)
             return rc;
+    } else if (r->deferred && (rc = begin_round(req)) != MPI_SUCCESS) {
+        return rc;
     }
-    if (r->error && r->error != PT_E_TRUNCATE)
+    if ((r->error && r->error != PT_E_TRUNCATE) || r->deferred)
         return MPI_SUCCESS;
     return req->tp_ops->recv_progress(req, lo, hi);
 }
@@ -137,7 +152,7 @@ int pt_recv_round_done(const pt_request *req)
     const pt_recv_side *r = &req->u.r;
     return req->proc_null ||
            (r->ready && ((r->error && r->error != PT_E_TRUNCATE) ||
-                         (r->ndone == r->ntrans && req->tp_ops->recv_settled(req))));
+                         (!r->deferred && r->ndone == r->ntrans && req->tp_ops->recv_settled(req))));
 }
 
 void pt_recv_fill_status(const pt_request *req, MPI_Status *status)
@@ -187,6 +202,21 @@ static int miss_should_test(pt_recv_side *r, int partition)
     return 1;
 }
 
+/* Adaptive policy: one more MPI_Parrived said true; as many as there are
+ * partitions, and the application has (most likely) seen the round in.
+ * A count, not a flag per partition: at 512 partitions a flag's atomic
+ * exchange per first true answer made the sweep 20% slower. */
+static inline void count_true(pt_request *req)
+{
+    atomic_int *n = &req->u.r.adapt_true;
+    int now = req->serial ? atomic_load_explicit(n, memory_order_relaxed) + 1
+                          : atomic_fetch_add_explicit(n, 1, memory_order_relaxed) + 1;
+    if (req->serial)
+        atomic_store_explicit(n, now, memory_order_relaxed);
+    if (now == req->partitions)
+        pt_adapt_recv_seen_all(req);
+}
+
 int Partita_Parrived(MPI_Request request, int partition, int *flag)
 {
     if (request == MPI_REQUEST_NULL) {
@@ -203,8 +233,13 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
                        "partition %d is outside [0, %d), the request's partitions (round %d)", partition,
                        req->partitions, pt_request_round(req));
     pt_recv_side *r = &req->u.r;
-    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null ||
-        atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+        if (r->adapt_measure)
+            count_true(req);
         *flag = 1;
         return MPI_SUCCESS;
     }
@@ -223,7 +258,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         if (r->split) /* only the progress thread's schedule of split receives reads it */
             pt_recv_app_polled(req);
         int lo = -1, hi = -1;
-        if (r->ready && !r->error && r->ntrans > 0) {
+        if (r->ready && !r->error && !r->deferred && r->ntrans > 0) {
             /* The messages overlapping this partition: a binary search on their
              * receiver-partition ranges, which are sorted. */
             int a = 0, b = r->ntrans - 1;
@@ -244,6 +279,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         pt_recv_app_polled(req);
     }
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
+    if (*flag && r->adapt_measure)
+        count_true(req);
     return rc;
 }
 
@@ -284,7 +321,9 @@ int pt_recv_app_polling(const pt_request *req)
 void pt_recv_destroy(pt_request *req)
 {
     pt_waiters_remove(req);
-    if (req->tp_ops)
+    if (req->u.r.adapt)
+        pt_adapt_recv_destroy(req); /* every candidate's transport state and plan */
+    else if (req->tp_ops)
         req->tp_ops->recv_destroy(req);
     pt_recv_plan_free(req);
     free((void *)req->u.r.arrived);

@@ -10,6 +10,7 @@
 
 #include "planner/planner.h"
 #include "request/errors.h"
+#include "request/adaptive.h"
 #include "request/request.h"
 #include "transport/transport.h"
 
@@ -56,7 +57,7 @@ void pt_recv_plan_build(pt_request *req)
         r->sin = calloc((size_t)r->sparts, 1);
     }
     int staged = (!req->contiguous || truncated) && r->sent_bytes > 0;
-    if (staged)
+    if (staged && !r->staging) /* the adaptive policy's candidates share it */
         r->staging = malloc(r->sent_bytes);
     if (!r->tstart || !r->plo || !r->phi || !r->need || !r->missing || !r->tdone || (staged && !r->staging) ||
         (split && (!r->group_missing || !r->sin))) {
@@ -173,7 +174,8 @@ void pt_recv_message_done(pt_request *req, int j)
     if (r->tdone[j])
         return;
     r->tdone[j] = 1;
-    r->ndone++;
+    if (++r->ndone == r->ntrans && r->adapt)
+        pt_adapt_recv_round_in(req);
     for (int p = r->plo[j]; p <= r->phi[j]; p++)
         if (--r->missing[p] == 0)
             partition_in(req, p);

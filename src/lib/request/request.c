@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request/adaptive.h"
 #include "request/comm_shadow.h"
 #include "request/errors.h"
 #include "request/handle_table.h"
@@ -248,6 +249,8 @@ static int progress_step(pt_request *req, int *done, int finish)
         pt_recv_app_polled(req);
     int rc = progress_locked(req, done);
     if (*done && finish) {
+        if (!req->is_send && req->u.r.adapt)
+            pt_adapt_recv_done(req); /* the round's measurement goes back to the sender */
         req->complete_pending = 0;
         atomic_store_explicit(&req->active, 0, memory_order_release);
     } else if (*done) {

@@ -63,9 +63,15 @@ enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
  * names the transport (its index in transport/select.c), so the receiver
  * picks the same one, and carries one word of the transport's own
  * (PT_HS_TRANSPORT_ARG: the MPI transport's first data tag). */
+#define PT_HS_MAX_CAND 4   /* adaptive policy: candidate layouts (planner/adapt.h) */
+#define PT_HS_CAND_WORDS 3 /* per candidate: message count, cut flag, the transport's word */
 enum {
     PT_HS_MAGIC, PT_HS_PARTS, PT_HS_NTRANS, PT_HS_PART_BYTES, PT_HS_TRANSPORT_ARG, PT_HS_FLAGS,
-    PT_HS_POLICY, PT_HS_TRANSPORT, PT_HS_LEN
+    PT_HS_POLICY, PT_HS_TRANSPORT,
+    PT_HS_NCAND,    /* candidate layouts (1: NTRANS, FLAGS' cut and TRANSPORT_ARG are the only one) */
+    PT_HS_ADAPT_ID, /* adaptive: the tag of the pair's schedule messages (request/adaptive.h) */
+    PT_HS_CAND,     /* adaptive: PT_HS_CAND_WORDS per candidate, the first the same as NTRANS... */
+    PT_HS_LEN = PT_HS_CAND + PT_HS_CAND_WORDS * PT_HS_MAX_CAND
 };
 #define PT_HS_MAGIC_VALUE 0x70617274697461LL /* "partita" */
 #define PT_HS_FLAG_SPLIT 1                   /* timer policy: groups may be sent in runs */
@@ -92,6 +98,12 @@ typedef struct pt_send_side {
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
     int round;                  /* Start count - 1 */
+    /* adaptive policy (request/adaptive.h): the round's first and last
+     * hand-over of a message and how long each took, stamped by the flush
+     * layer */
+    struct pt_adapt_send *adapt;
+    int adapt_measure;          /* this round is measured (planner/adapt.h: pta_measured_round) */
+    _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_first_cost_ns, adapt_last_cost_ns;
 } pt_send_side;
 
 typedef struct pt_recv_side {
@@ -121,6 +133,10 @@ typedef struct pt_recv_side {
     int *group_missing;      /* per transport message: sender partitions not yet in (runs) */
     unsigned char *sin;      /* per sender partition, this round: in, by a run */
     int round;               /* Start count - 1 */
+    int deferred;            /* adaptive: this round's receives wait for the sender's schedule */
+    int adapt_measure;       /* adaptive: this round is measured (counts adapt_true) */
+    atomic_int adapt_true;   /* adaptive: MPI_Parrived calls that said true this round */
+    struct pt_adapt_recv *adapt; /* adaptive policy: candidate layouts, the sender's schedule (request/adaptive.h) */
 } pt_recv_side;
 
 typedef struct pt_request {

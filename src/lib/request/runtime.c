@@ -5,6 +5,7 @@
 
 #include "flush/timer_registry.h"
 #include "partita/partita.h"
+#include "request/adaptive.h"
 #include "request/comm_shadow.h"
 #include "request/errors.h"
 #include "request/handle_table.h"
@@ -58,6 +59,10 @@ int Partita_Init_hook(void)
     int rc = pt_transports_init(init_error, sizeof init_error); /* connect: e.g. the data communicator */
     if (rc != MPI_SUCCESS)
         return rc;
+    if ((rc = pt_adapt_init()) != MPI_SUCCESS) {
+        snprintf(init_error, sizeof init_error, "could not create the adaptive policy's communicators");
+        return rc;
+    }
     /* An armed timer request wakes the progress thread (a callback: the
      * flush layer does not call up into the lifecycle). */
     pt_timers_on_arm(pt_progress_thread_kick);
@@ -87,6 +92,7 @@ int Partita_Finalize_hook(void)
     pt_orphans_finalize();
     pt_shadow_finalize();
     pt_transports_finalize();
+    pt_adapt_finalize();
     pt_table_release();
     initialised = 0;
     return MPI_SUCCESS;

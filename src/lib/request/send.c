@@ -8,6 +8,7 @@
 #include "partita/partita.h"
 #include "planner/planner.h"
 #include "request/errors.h"
+#include "request/adaptive.h"
 #include "request/request.h"
 #include "transport/transport.h"
 
@@ -20,28 +21,36 @@ int pt_send_init(pt_request *req)
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
         return s->part ? MPI_SUCCESS : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
     }
-    int cut;
-    int N = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous, &cut);
-    s->ntrans = N;
-    s->cut = cut;
-    s->bound = malloc(((size_t)N + 1) * sizeof *s->bound);
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
-    if (!s->bound || !req->hs_buf)
-        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
-    for (int j = 0; !cut && j <= N; j++)
-        s->bound[j] = ptm_group_first(P, N, j);
-    int rc = pt_flush_init(req);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    req->tp_ops = pt_transport_default();
-    if ((rc = req->tp_ops->send_init(req)) != MPI_SUCCESS)
-        return rc;
+    if (!req->hs_buf)
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
+    int rc;
+    if (req->settings.policy == PT_POLICY_ADAPTIVE && (rc = pt_adapt_send_init(req)) != PT_ADAPT_STATIC) {
+        if (rc != MPI_SUCCESS)
+            return rc; /* every candidate's messages, the first one's live */
+    } else {
+        int cut;
+        int N = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous, &cut);
+        s->ntrans = N;
+        s->cut = cut;
+        s->bound = malloc(((size_t)N + 1) * sizeof *s->bound);
+        if (!s->bound)
+            return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
+        for (int j = 0; !cut && j <= N; j++)
+            s->bound[j] = ptm_group_first(P, N, j);
+        if ((rc = pt_flush_init(req)) != MPI_SUCCESS)
+            return rc;
+        req->tp_ops = pt_transport_default();
+        if ((rc = req->tp_ops->send_init(req)) != MPI_SUCCESS)
+            return rc;
+        req->hs_buf[PT_HS_NCAND] = 1;
+    }
     int64_t *hs = req->hs_buf;
     hs[PT_HS_MAGIC] = PT_HS_MAGIC_VALUE;
     hs[PT_HS_PARTS] = P;
-    hs[PT_HS_NTRANS] = N;
+    hs[PT_HS_NTRANS] = s->ntrans;
     hs[PT_HS_PART_BYTES] = (int64_t)req->part_bytes;
-    hs[PT_HS_FLAGS] = (s->split ? PT_HS_FLAG_SPLIT : 0) | (cut ? PT_HS_FLAG_CUT : 0);
+    hs[PT_HS_FLAGS] = (s->split ? PT_HS_FLAG_SPLIT : 0) | (s->cut ? PT_HS_FLAG_CUT : 0);
     hs[PT_HS_POLICY] = req->settings.policy;
     hs[PT_HS_TRANSPORT] = pt_transport_index(req->tp_ops);
     /* Local: an eager message the receiver's init-time receive will match. */
@@ -52,6 +61,8 @@ int pt_send_init(pt_request *req)
 void pt_send_start(pt_request *req)
 {
     req->u.s.round++;
+    if (req->u.s.adapt)
+        pt_adapt_send_start(req); /* this round's layout */
     if (req->proc_null)
         memset((void *)req->u.s.part, 0, (size_t)req->partitions * sizeof *req->u.s.part);
     else
@@ -83,6 +94,10 @@ int pt_send_progress(pt_request *req, int *done)
 
 void pt_send_destroy(pt_request *req)
 {
+    if (req->u.s.adapt) {
+        pt_adapt_send_destroy(req); /* every candidate layout */
+        return;
+    }
     if (req->tp_ops)
         req->tp_ops->send_destroy(req);
     if (!req->proc_null)

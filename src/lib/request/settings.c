@@ -9,14 +9,14 @@
 #include <strings.h>
 
 static const char *const policy_names[PT_POLICY_COUNT] = {
-    "none", "bulk", "static", "model", "timer", "fixed", "table"
+    "none", "bulk", "static", "model", "timer", "fixed", "table", "adaptive"
 };
 
 #define DEFAULT_MIN_BYTES 8192
 
 static pt_settings global = {
     .policy = PT_POLICY_MODEL, .min_bytes = DEFAULT_MIN_BYTES, .delta_us = -1, .delay_us = 0,
-    .transport_parts = 0,
+    .transport_parts = 0, .adapt = 1,
 };
 
 const char *pt_policy_name(pt_policy p)
@@ -39,7 +39,7 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
                 return 0;
             }
         }
-        snprintf(err, errlen, "%s='%s' is not one of none|bulk|static|model|timer|fixed|table", what, value);
+        snprintf(err, errlen, "%s='%s' is not one of none|bulk|static|model|timer|fixed|table|adaptive", what, value);
         return -1;
     }
     if (!strcmp(key, "min_bytes") || !strcmp(key, "transport_parts")) {
@@ -68,11 +68,19 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
             s->delay_us = v;
         return 0;
     }
+    if (!strcmp(key, "adapt")) {
+        if (strcmp(value, "0") && strcmp(value, "1")) {
+            snprintf(err, errlen, "%s='%s' is not 0 or 1", what, value);
+            return -1;
+        }
+        s->adapt = value[0] == '1';
+        return 0;
+    }
     snprintf(err, errlen, "%s: unknown setting", what);
     return -1;
 }
 
-static const char *const keys[] = { "policy", "min_bytes", "delta_us", "delay_us", "transport_parts" };
+static const char *const keys[] = { "policy", "min_bytes", "delta_us", "delay_us", "transport_parts", "adapt" };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static int check_complete(const pt_settings *s, const char *how, char *err, size_t errlen)

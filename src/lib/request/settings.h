@@ -14,6 +14,7 @@ typedef enum {
     PT_POLICY_TIMER,  /* model groups, plus flushing ready runs after delta */
     PT_POLICY_FIXED,  /* exactly transport_parts messages (capped at the partitions) */
     PT_POLICY_TABLE,  /* the tuning table's count, the model's when it has none */
+    PT_POLICY_ADAPTIVE, /* the model's best few layouts tried online, the fastest kept (planner/adapt.h) */
     PT_POLICY_COUNT
 } pt_policy;
 
@@ -23,6 +24,7 @@ typedef struct pt_settings {
     double delta_us;     /* timer: hold time of a partly ready group; < 0: from the model */
     double delay_us;     /* model/timer: expected delay of the last partition */
     int transport_parts; /* fixed: messages per round; 0: unset */
+    int adapt;           /* adaptive: 1 adapt online, 0 plan once like model */
 } pt_settings;
 
 const char *pt_policy_name(pt_policy p);

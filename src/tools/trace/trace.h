@@ -32,7 +32,8 @@ int64_t ptr_ticks_to_ns(int64_t ticks);
 int64_t ptr_ticks_span_ns(int64_t ticks);
 
 /* ---- events: one per call, one clock read each ---------------------------- */
-enum ptr_event_kind { EV_START, EV_READY, EV_READY_RANGE, EV_ARRIVED, EV_COMPLETE };
+/* EV_LAYOUT: libpartita's layout of a send round (a messages, b cut), stamped as its start. */
+enum ptr_event_kind { EV_START, EV_READY, EV_READY_RANGE, EV_ARRIVED, EV_COMPLETE, EV_LAYOUT };
 
 typedef struct ptr_event {
     int64_t t;        /* ptr_ticks() */

@@ -1,6 +1,7 @@
 /* The partitioned calls: init arguments, MPI_Start/Startall, every
  * MPI_Pready* (one clock read, no lock, no allocation), the first
  * MPI_Parrived == true per partition and round, MPI_Request_free. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include "partitioned_decls.h" /* the calls on an MPI older than MPI-4; LIST_CONST */
@@ -16,6 +17,9 @@ static int (*next_Parrived)(MPI_Request, int, int *);
 static int (*next_Start)(MPI_Request *);
 static int (*next_Startall)(int, MPI_Request[]);
 static int (*next_Request_free)(MPI_Request *);
+/* libpartita's, when it is loaded (the layout a send round uses: the
+ * adaptive policy changes it from round to round); NULL otherwise. */
+static int (*partita_layouts)(MPI_Request, int, int[], int[], int *, int *);
 
 __attribute__((constructor)) static void resolve(void)
 {
@@ -28,6 +32,19 @@ __attribute__((constructor)) static void resolve(void)
     next_Start = (int (*)(MPI_Request *))ptr_next("MPI_Start");
     next_Startall = (int (*)(int, MPI_Request[]))ptr_next("MPI_Startall");
     next_Request_free = (int (*)(MPI_Request *))ptr_next("MPI_Request_free");
+    partita_layouts = (int (*)(MPI_Request, int, int[], int[], int *, int *))dlsym(RTLD_DEFAULT,
+                                                                                 "Partita_Request_layouts");
+}
+
+/* After a send round's MPI_Start: the layout libpartita chose for it. */
+static void layout_of(MPI_Request request, int64_t t)
+{
+    int id = partita_layouts ? ptr_registry_find(request) : -1;
+    int counts[4], cuts[4], n = 0, cur = -1;
+    if (id < 0 || ptr_registry_get(id)->kind != 0 ||
+        partita_layouts(request, 4, counts, cuts, &n, &cur) != MPI_SUCCESS || cur < 0 || cur >= n || cur >= 4)
+        return;
+    ptr_record(EV_LAYOUT, id, counts[cur], cuts[cur], t);
 }
 
 const char *ptr_preloaded_after(void)
@@ -142,6 +159,8 @@ PTR_EXPORT int MPI_Start(MPI_Request *request)
     if (partitioned)
         started(h, t0);
     int rc = next_Start(request);
+    if (partitioned && rc == MPI_SUCCESS)
+        layout_of(h, t0);
     ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, ptr_ticks());
     return rc;
 }
@@ -156,6 +175,8 @@ PTR_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
             partitioned = 1;
         }
     int rc = next_Startall(count, array_of_requests);
+    for (int i = 0; rc == MPI_SUCCESS && partitioned && i < count; i++)
+        layout_of(array_of_requests[i], t0);
     ptr_account(partitioned ? CAT_PARTITIONED : CAT_P2P, t0, ptr_ticks());
     return rc;
 }

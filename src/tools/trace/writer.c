@@ -60,6 +60,7 @@ static void time_or_null(FILE *f, int64_t ticks)
 typedef struct round_buf {
     int64_t start, complete, *stamp; /* stamp: ready (send) or arrived (recv) per partition */
     int *thread;
+    int messages, cut;               /* libpartita's layout of a send round; messages 0: unknown */
 } round_buf;
 
 #define NONE INT64_MIN
@@ -68,6 +69,7 @@ static void round_open(round_buf *r, int P, int64_t t)
 {
     r->start = t;
     r->complete = NONE;
+    r->messages = 0;
     for (int p = 0; p < P; p++) {
         r->stamp[p] = NONE;
         r->thread[p] = -1;
@@ -79,6 +81,11 @@ static void round_add(round_buf *r, const ptr_event *e, int P)
     if (e->kind == EV_COMPLETE) {
         if (r->complete == NONE)
             r->complete = e->t;
+        return;
+    }
+    if (e->kind == EV_LAYOUT) {
+        r->messages = e->a;
+        r->cut = e->b;
         return;
     }
     for (int p = e->a; p <= e->b; p++)
@@ -111,6 +118,8 @@ static void round_write(FILE *f, const round_buf *r, int P, int send, int first)
     }
     fputs("], \"complete_ns\": ", f);
     time_or_null(f, r->complete);
+    if (r->messages > 0)
+        fprintf(f, ", \"layout\": {\"messages\": %d, \"cut\": %s}", r->messages, r->cut ? "true" : "false");
     fputc('}', f);
 }
 

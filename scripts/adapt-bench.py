@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The adaptive policy's benchmark campaign (docs/library.md, "Adaptive plans").
+
+Runs partita-adapt-bench N times (each launch runs every implementation side by
+side, round by round in turn, so each launch's best layout is known) and
+summarises, per (size, partitions):
+
+- in how many launches the adaptive policy's median time (t_part, first mark to last
+  arrival, or t_last with --metric) was within 10% of
+  the best fixed layout of that launch (bulk, none, model, fixed:K);
+- the median over launches [min-max] of adaptive, the best layout, native MPI,
+  libpartita's `bulk` (one message through the partitioned calls: MPIPCL's
+  default) and a plain MPI_Isend of the whole buffer, and whether adaptive is
+  worse than native, bulk or the plain send in the median over launches;
+- the launch-to-launch spread (max/min of the launch medians) of adaptive and of
+  the single message.
+
+Run it under the machine's benchmark lock, e.g.
+  flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
+(arguments after -- go to partita-adapt-bench). --from FILE summarises a saved run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+LAYOUTS = ("bulk", "none", "model")
+METRIC = ["t_part_us"]  # the median per launch the verdict uses (--metric)
+WITHIN = 1.10
+
+
+def is_layout(impl: str) -> bool:
+    return impl in LAYOUTS or impl.startswith("fixed:")
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    root = Path(__file__).resolve().parent.parent
+    mpiexec = root / ".venv" / "bin" / "mpiexec"
+    program = root / args.build / "bin" / "partita-adapt-bench"
+    rows = []
+    with open(args.out, "w") as out:
+        for launch in range(args.launches):
+            cmd = [str(mpiexec), "-n", "2", str(program), "-l", str(launch), *args.bench_args]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            if p.returncode != 0:
+                sys.exit(f"adapt-bench: launch {launch} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+            for line in p.stdout.splitlines():
+                if line.startswith("{"):
+                    out.write(line + "\n")
+                    rows.append(json.loads(line))
+            if args.why:
+                sys.stderr.write(p.stderr)
+            print(f"adapt-bench: launch {launch + 1}/{args.launches} done", file=sys.stderr)
+    return rows
+
+
+def spread(v: list[float]) -> float:
+    return max(v) / min(v) if min(v) > 0 else float("inf")
+
+
+def summarise(rows: list[dict]) -> int:
+    cases: dict[tuple[int, int], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        cases[(r["bytes"], r["partitions"])][r["impl"]][r["launch"]] = r[METRIC[0]]
+    within = total = wider = 0
+    worse = {"native": 0, "bulk": 0, "single": 0}
+    print("| bytes | P | adaptive | best layout | native | bulk | single | adaptive/best per launch | best layouts |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
+    for (size, parts), impls in sorted(cases.items()):
+        launches = sorted(impls["adaptive"])
+        best, names, ratios = [], [], []
+        for L in launches:
+            cand = {k: v[L] for k, v in impls.items() if is_layout(k) and L in v}
+            name = min(cand, key=cand.get)
+            best.append(cand[name])
+            names.append(name)
+            ratios.append(impls["adaptive"][L] / cand[name])
+        total += len(ratios)
+        within += sum(x <= WITHIN for x in ratios)
+        ad = [impls["adaptive"][L] for L in launches]
+        flags = []
+        for ref in worse:
+            if ref in impls and statistics.median(ad) > statistics.median(impls[ref].values()):
+                flags.append(f"worse than {ref}")
+                worse[ref] += 1
+        if "single" in impls and spread(ad) > spread(list(impls["single"].values())):
+            wider += 1
+            flags.append(f"spread {spread(ad):.2f} > single's {spread(list(impls['single'].values())):.2f}")
+        row = [str(size), str(parts), fmt(ad), fmt(best),
+               *(fmt(list(impls[ref].values())) if ref in impls else "-" for ref in ("native", "bulk", "single")),
+               " ".join(f"{x:.2f}" for x in ratios), ",".join(sorted(set(names)))]
+        print("| " + " | ".join(row) + " |" + (" " + "; ".join(flags) if flags else ""))
+    print(f"\nadaptive within {100 * (WITHIN - 1):.0f}% of the launch's best layout: {within}/{total} "
+          f"({100 * within / max(total, 1):.0f}%); cases worse in the median over launches than native: "
+          f"{worse['native']}/{len(cases)}, than bulk: {worse['bulk']}/{len(cases)}, than a plain send: "
+          f"{worse['single']}/{len(cases)}; launch spread wider than the plain send's: {wider}/{len(cases)}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", "--launches", type=int, default=5)
+    ap.add_argument("--out", default="adapt-bench.jsonl", help="JSON lines of every launch (written)")
+    ap.add_argument("--from", dest="source", help="summarise this saved file instead of running")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--metric", choices=("t_part", "t_last"), default="t_part",
+                    help="t_part: first mark to last arrival (partita-p2p's overhead metric; default); "
+                         "t_last: last mark to last arrival")
+    ap.add_argument("--why", action="store_true", help="print libpartita's plans (Partita_Request_why)")
+    ap.add_argument("bench_args", nargs="*", help="passed to partita-adapt-bench (after --)")
+    args = ap.parse_args()
+    if args.launches < 1:
+        ap.error("--launches must be at least 1")
+    METRIC[0] = f"{args.metric}_us"
+    print(f"metric: median {args.metric} (us) per launch")
+    if args.source:
+        rows = [json.loads(line) for line in open(args.source) if line.startswith("{")]
+    else:
+        rows = run(args)
+    return summarise(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+/* partita-adapt-bench: libpartita's layouts side by side in one launch (the
+ * adaptive policy's benchmark, docs/library.md "Adaptive plans").
+ *
+ * MPICH's shared-memory eager path runs in a fast or a slow mode per launch,
+ * so layouts measured in different launches are not comparable: here every
+ * implementation runs in the same process, round by round in turn (each
+ * round in a shuffled order both ranks derive), so each launch's best
+ * layout is known and the adaptive policy is compared with it. Implementations: `native` (the MPI library's own
+ * MPI_Psend_init), `single` (one MPI_Isend of the whole buffer at the last
+ * mark), and libpartita through its Partita_* calls with a policy per request
+ * (info keys): `bulk`, `none`, `model`, `adaptive`, `fixed:K`.
+ *
+ * Per round: both ranks start (or post), meet in a barrier; the sender waits
+ * 3 us (so the receiver polls), marks the partitions in order and stamps the
+ * start of the first and the last MPI_Pready (or of the MPI_Isend); the
+ * receiver sweeps MPI_Parrived (MPI_Test) until everything is in and stamps
+ * that. Metrics, as partita-p2p's (docs/metrics.md; one node: one
+ * CLOCK_MONOTONIC): t_part, last arrival minus first mark (its overhead
+ * metric's numerator), and t_last, last arrival minus last mark. Output: one
+ * JSON line per (size, partitions, implementation) with the medians and
+ * quartiles over the measured rounds.
+ *
+ *   mpiexec -n 2 partita-adapt-bench [-m MIN:MAX] [-f FACTOR] [-p P,P,...] [-i ROUNDS] [-x WARMUP]
+ *                                    [-I impl,impl,...] [-l LAUNCH]
+ * Sizes: MIN, MIN*FACTOR, ... up to MAX (FACTOR a power of two, default 2);
+ * LAUNCH only labels the output. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "partita/partita.h"
+
+#define MAX_IMPLS 16
+#define MAX_PARTS_LIST 16
+
+typedef struct impl {
+    char name[32];
+    int kind; /* NATIVE, SINGLE, PARTITA */
+    char policy[16];
+    int parts; /* fixed:K */
+} impl;
+enum { NATIVE, SINGLE, PARTITA };
+
+typedef struct opts {
+    size_t min, max;
+    int parts[MAX_PARTS_LIST], nparts;
+    int rounds, warmup, launch, factor;
+    impl impls[MAX_IMPLS];
+    int nimpls;
+} opts;
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void spin_us(double us)
+{
+    int64_t end = now_ns() + (int64_t)(us * 1e3);
+    while (now_ns() < end)
+        ;
+}
+
+static void die(int rank, const char *msg)
+{
+    if (rank == 0)
+        fprintf(stderr, "partita-adapt-bench: error: %s\n", msg);
+    MPI_Finalize();
+    exit(2);
+}
+
+static size_t parse_size(const char *s, int *ok)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'M')
+        v <<= 20, end++;
+    *ok = end != s && !*end && v > 0 && (v & (v - 1)) == 0 && v <= (1ULL << 28);
+    return (size_t)v;
+}
+
+static int parse_impl(const char *s, impl *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", s);
+    if (!strcmp(s, "native"))
+        m->kind = NATIVE;
+    else if (!strcmp(s, "single"))
+        m->kind = SINGLE;
+    else if (!strcmp(s, "bulk") || !strcmp(s, "none") || !strcmp(s, "model") || !strcmp(s, "adaptive"))
+        m->kind = PARTITA, snprintf(m->policy, sizeof m->policy, "%s", s);
+    else if (!strncmp(s, "fixed:", 6) && atoi(s + 6) >= 1)
+        m->kind = PARTITA, strcpy(m->policy, "fixed"), m->parts = atoi(s + 6);
+    else
+        return -1;
+    return 0;
+}
+
+static void parse(int argc, char **argv, int rank, opts *o)
+{
+    *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20, .factor = 2 };
+    const char *parts = "1,8,64,512", *impls = "native,single,bulk,none,model,fixed:2,fixed:4,fixed:16,adaptive";
+    int c, ok;
+    while ((c = getopt(argc, argv, "m:f:p:i:x:I:l:")) != -1) {
+        switch (c) {
+        case 'm': {
+            char *colon = strchr(optarg, ':');
+            if (!colon)
+                die(rank, "-m needs MIN:MAX (powers of two, K/M suffixes)");
+            *colon = 0;
+            o->min = parse_size(optarg, &ok);
+            if (!ok)
+                die(rank, "-m: MIN is not a power of two up to 256M");
+            o->max = parse_size(colon + 1, &ok);
+            if (!ok || o->max < o->min)
+                die(rank, "-m: MAX is not a power of two up to 256M, at least MIN");
+            break;
+        }
+        case 'f': o->factor = atoi(optarg); break;
+        case 'p': parts = optarg; break;
+        case 'i': o->rounds = atoi(optarg); break;
+        case 'x': o->warmup = atoi(optarg); break;
+        case 'I': impls = optarg; break;
+        case 'l': o->launch = atoi(optarg); break;
+        default: die(rank, "unknown option (see the comment at the top of adapt_bench.c)");
+        }
+    }
+    if (o->rounds < 1 || o->rounds > 100000 || o->warmup < 0 || o->warmup > 100000)
+        die(rank, "-i must be in [1, 100000] and -x in [0, 100000]");
+    if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
+        die(rank, "-f must be a power of two in [2, 1024]");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", parts);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (o->nparts == MAX_PARTS_LIST || atoi(t) < 1 || atoi(t) > 65536)
+            die(rank, "-p: at most 16 partition counts in [1, 65536]");
+        o->parts[o->nparts++] = atoi(t);
+    }
+    snprintf(buf, sizeof buf, "%s", impls);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
+            die(rank, "-I: at most 16 of native, single, bulk, none, model, adaptive, fixed:K");
+        o->nimpls++;
+    }
+    if (!o->nparts || !o->nimpls)
+        die(rank, "-p and -I need at least one entry");
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile_us(int64_t *v, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    double frac = pos - lo;
+    return (lo + 1 < n ? v[lo] * (1 - frac) + v[lo + 1] * frac : (double)v[lo]) / 1e3;
+}
+
+/* One round of implementation m; returns the stamp of this rank (sender:
+ * the last mark, and the first in *first; receiver: the last arrival). */
+static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
+                          unsigned char *seen, int64_t *first)
+{
+    int64_t stamp = 0;
+    MPI_Request single = MPI_REQUEST_NULL;
+    if (m->kind == SINGLE) {
+        if (rank == 1)
+            MPI_Irecv(buf, (int)bytes, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &single);
+    } else if (m->kind == NATIVE) {
+        MPI_Start(req);
+    } else {
+        Partita_Start(req);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        spin_us(3);
+        if (m->kind == SINGLE) {
+            stamp = *first = now_ns();
+            MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
+            MPI_Wait(&single, MPI_STATUS_IGNORE);
+        } else {
+            for (int p = 0; p < parts; p++) {
+                if (p == 0)
+                    *first = now_ns();
+                if (p == parts - 1)
+                    stamp = p ? now_ns() : *first;
+                m->kind == NATIVE ? MPI_Pready(p, *req) : Partita_Pready(p, *req);
+            }
+            m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
+        }
+    } else {
+        if (m->kind == SINGLE) {
+            int flag = 0;
+            while (!flag)
+                MPI_Test(&single, &flag, MPI_STATUS_IGNORE);
+            stamp = now_ns();
+        } else {
+            memset(seen, 0, (size_t)parts);
+            for (int left = parts; left;) {
+                for (int p = 0; p < parts; p++) {
+                    int flag = 0;
+                    if (seen[p])
+                        continue;
+                    m->kind == NATIVE ? MPI_Parrived(*req, p, &flag) : Partita_Parrived(*req, p, &flag);
+                    if (flag)
+                        seen[p] = 1, left--;
+                }
+            }
+            stamp = now_ns();
+            m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
+        }
+    }
+    return stamp;
+}
+
+static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf)
+{
+    int n = o->nimpls, total = o->warmup + o->rounds;
+    MPI_Request req[MAX_IMPLS];
+    int64_t *stamps = malloc((size_t)n * (size_t)total * sizeof *stamps);
+    int64_t *peer = malloc(2 * (size_t)n * (size_t)total * sizeof *peer); /* last marks, then first marks */
+    int64_t *firsts = malloc((size_t)n * (size_t)total * sizeof *firsts);
+    unsigned char *seen = malloc((size_t)parts);
+    MPI_Count count = (MPI_Count)(bytes / (size_t)parts);
+    for (int k = 0; k < n; k++) {
+        const impl *m = &o->impls[k];
+        req[k] = MPI_REQUEST_NULL;
+        if (m->kind == NATIVE) {
+            if (rank == 0)
+                MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, 100 + k, MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+            else
+                MPI_Precv_init(buf, parts, count, MPI_BYTE, 0, 100 + k, MPI_COMM_WORLD, MPI_INFO_NULL, &req[k]);
+        } else if (m->kind == PARTITA) {
+            MPI_Info info;
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "partita_policy", m->policy);
+            if (m->parts) {
+                char v[16];
+                snprintf(v, sizeof v, "%d", m->parts);
+                MPI_Info_set(info, "partita_transport_parts", v);
+            }
+            if (rank == 0)
+                Partita_Psend_init(buf, parts, count, MPI_BYTE, 1, 100 + k, MPI_COMM_WORLD, info, &req[k]);
+            else
+                Partita_Precv_init(buf, parts, count, MPI_BYTE, 0, 100 + k, MPI_COMM_WORLD, info, &req[k]);
+            MPI_Info_free(&info);
+        }
+    }
+    /* Each round runs the implementations in its own order, a shuffle both
+     * ranks derive from the round number: which one follows which matters
+     * (at 4 KiB, a one-message round right after a 16-message one measured up
+     * to 20% slower), so no implementation keeps one predecessor. */
+    int order[MAX_IMPLS];
+    for (int r = 0; r < total; r++) {
+        uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
+        for (int i = 0; i < n; i++)
+            order[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int j = (int)((x >> 33) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        for (int i = 0; i < n; i++) {
+            int k = order[i];
+            stamps[(size_t)k * total + r] =
+                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, seen, &firsts[(size_t)k * total + r]);
+        }
+    }
+    if (rank == 0) {
+        MPI_Send(stamps, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD);
+        MPI_Send(firsts, n * total, MPI_INT64_T, 1, 10, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(peer, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(peer + (size_t)n * total, n * total, MPI_INT64_T, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    for (int k = 0; k < n; k++) {
+        const impl *m = &o->impls[k];
+        char why[400] = "";
+        if (m->kind == PARTITA && rank == 0) {
+            Partita_Request_why(req[k], why, sizeof why);
+            for (char *c = why; *c; c++)
+                if (*c == '"' || *c == '\\')
+                    *c = '\'';
+        }
+        if (rank == 1) {
+            int64_t *t = malloc((size_t)o->rounds * sizeof *t), *u = malloc((size_t)o->rounds * sizeof *u);
+            for (int r = 0; r < o->rounds; r++) {
+                size_t at = (size_t)k * total + o->warmup + r;
+                t[r] = stamps[at] - peer[at];
+                u[r] = stamps[at] - peer[(size_t)n * total + at];
+            }
+            qsort(t, (size_t)o->rounds, sizeof *t, cmp_i64);
+            qsort(u, (size_t)o->rounds, sizeof *u, cmp_i64);
+            printf("{\"launch\": %d, \"bytes\": %zu, \"partitions\": %d, \"impl\": \"%s\", "
+                   "\"t_part_us\": %.3f, \"t_part_p25_us\": %.3f, \"t_part_p75_us\": %.3f, "
+                   "\"t_last_us\": %.3f, \"t_last_p25_us\": %.3f, \"t_last_p75_us\": %.3f, "
+                   "\"rounds\": %d, \"warmup\": %d}\n",
+                   o->launch, bytes, parts, m->name, quantile_us(u, o->rounds, 0.5), quantile_us(u, o->rounds, 0.25),
+                   quantile_us(u, o->rounds, 0.75), quantile_us(t, o->rounds, 0.5), quantile_us(t, o->rounds, 0.25),
+                   quantile_us(t, o->rounds, 0.75), o->rounds, o->warmup);
+            fflush(stdout);
+            free(t);
+            free(u);
+        } else if (why[0]) {
+            fprintf(stderr, "# %zu bytes, %d partitions, %s: %s\n", bytes, parts, m->name, why);
+        }
+        if (m->kind == NATIVE)
+            MPI_Request_free(&req[k]);
+        else if (m->kind == PARTITA)
+            Partita_Request_free(&req[k]);
+    }
+    free(stamps);
+    free(peer);
+    free(firsts);
+    free(seen);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2)
+        die(rank, "needs exactly 2 ranks");
+    opts o;
+    parse(argc, argv, rank, &o);
+    if (Partita_Init_hook() != MPI_SUCCESS)
+        die(rank, Partita_Init_error());
+    char *buf = malloc(o.max);
+    if (!buf)
+        die(rank, "out of memory for the buffer");
+    memset(buf, rank + 1, o.max);
+    for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor)
+        for (int i = 0; i < o.nparts; i++)
+            if (bytes % (size_t)o.parts[i] == 0)
+                run_case(&o, bytes, o.parts[i], rank, buf);
+    free(buf);
+    Partita_Finalize_hook();
+    MPI_Finalize();
+    return 0;
+}

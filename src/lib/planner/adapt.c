@@ -1,0 +1,363 @@
+/* The adaptive policy's decisions: exploration, choice with hysteresis,
+ * re-planning on drift (adapt.h). */
+#include "planner/adapt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_SAMPLES 3          /* per candidate before a choice */
+#define TIE 0.08               /* quartiles this close count as equal: the lower index (the model's preference) wins */
+#define HYSTERESIS 0.10        /* another candidate must be this much faster to replace the chosen one */
+#define DRIFT 0.50             /* the chosen one this much slower than when chosen, at two checks in a row:
+                                * explore again (a busy machine slows every layout for a while) */
+#define DRIFT_FLOOR_US 0.5     /* ... and by at least this much */
+#define SPREAD_FACTOR 2.0      /* the ready spread changed by this factor: explore again */
+#define SPREAD_FLOOR_US 5.0    /* ... and by at least this much */
+#define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows */
+#define EXPLORE_MAX_WINDOWS 3  /* choose with what there is after this many windows of exploring */
+#define TYPICAL 0.25           /* the quantile a candidate is judged by (median_of) */
+
+void pta_init(pta_state *st, int ncand)
+{
+    memset(st, 0, sizeof *st);
+    st->ncand = ncand < 1 ? 1 : ncand > PTA_MAX_CANDIDATES ? PTA_MAX_CANDIDATES : ncand;
+    st->exploring = st->ncand > 1;
+    st->spread_ref_us = -1;
+    snprintf(st->why, sizeof st->why, st->exploring ? "exploring %d layouts" : "one layout", st->ncand);
+}
+
+int pta_initial_rounds(int ncand) { return ncand > 1 ? ncand * PTA_EXPLORE_PASSES : 0; }
+
+int pta_initial_candidate(int ncand, int round) { return ncand > 1 ? round % ncand : 0; }
+
+int pta_measured_round(int initial, const int *window, int r)
+{
+    if (r < initial || r % PTA_MEASURE_EVERY == 0)
+        return 1;
+    for (int i = 1; i < PTA_WINDOW; i++)
+        if (window[i] != window[0])
+            return 1; /* exploring or probing */
+    return 0;
+}
+
+static void ring_push(double *ring, int *n, int *next, double v)
+{
+    ring[*next] = v;
+    *next = (*next + 1) % PTA_KEEP;
+    if (*n < PTA_KEEP)
+        ++*n;
+}
+
+/* The q-quantile (linear interpolation) of the last k values pushed to a
+ * ring (k <= n). */
+static double ring_quantile(const double *ring, int n, int next, int k, double q)
+{
+    double v[PTA_KEEP];
+    if (k > n)
+        k = n;
+    if (k <= 0)
+        return INFINITY;
+    for (int i = 0; i < k; i++) {
+        double x = ring[(next - 1 - i + 2 * PTA_KEEP) % PTA_KEEP];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+    double pos = q * (k - 1);
+    int lo = (int)pos;
+    return lo + 1 < k ? v[lo] + (pos - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+/* A candidate's typical time (and the typical spread): the lower quartile
+ * of its samples. A round in which either process was descheduled is
+ * slower, never faster, and on a shared machine that is many rounds
+ * (milliseconds in a third of them, 2 ranks on 2 busy cores); the quartile
+ * sees through up to 3/4 of them. */
+static double typical_of(const pta_state *st, int c)
+{
+    return ring_quantile(st->sample[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
+}
+
+void pta_add_sample(pta_state *st, int cand, double us)
+{
+    if (cand < 0 || cand >= st->ncand || !isfinite(us))
+        return;
+    ring_push(st->sample[cand], &st->nsample[cand], &st->next[cand], us);
+    if (!st->exploring && cand == st->current)
+        st->since_choice++;
+}
+
+void pta_add_spread(pta_state *st, int cand, double us)
+{
+    /* Only the chosen layout's rounds: the spread of group issues depends on the layout. */
+    if (st->exploring || cand != st->current || !isfinite(us) || us < 0)
+        return;
+    ring_push(st->spread, &st->nspread, &st->spread_next, us);
+    st->spread_since++;
+    if (st->spread_ref_us < 0 && st->spread_since == PTA_WINDOW / 2) { /* the first ones are the reference */
+        st->spread_ref_us = ring_quantile(st->spread, st->nspread, st->spread_next, PTA_WINDOW / 2, TYPICAL);
+        st->spread_since = 0;
+    }
+}
+
+/* The best candidate by median (ties within TIE to the lower index), or
+ * `keep` when it is within HYSTERESIS of that (keep < 0: no incumbent). */
+static int best_candidate(const pta_state *st, int keep)
+{
+    double best = INFINITY;
+    for (int c = 0; c < st->ncand; c++)
+        best = fmin(best, typical_of(st, c));
+    if (!isfinite(best))
+        return keep >= 0 ? keep : 0; /* nothing measured: the model's preference */
+    int pick = 0;
+    while (!(typical_of(st, pick) <= best * (1 + TIE) + 1e-9))
+        pick++;
+    if (keep >= 0 && keep != pick && typical_of(st, keep) <= typical_of(st, pick) * (1 + HYSTERESIS))
+        return keep;
+    return pick;
+}
+
+static int describe(char *out, size_t len, const pta_state *st)
+{
+    int n = 0;
+    for (int c = 0; c < st->ncand && n < (int)len; c++) {
+        double m = typical_of(st, c);
+        n += isfinite(m) ? snprintf(out + n, len - (size_t)n, "%s#%d %.1f us/%d", c ? ", " : "", c, m, st->nsample[c])
+                         : snprintf(out + n, len - (size_t)n, "%s#%d -", c ? ", " : "", c);
+    }
+    return n;
+}
+
+static void choose(pta_state *st, int incumbent, const char *reason)
+{
+    int pick = best_candidate(st, incumbent);
+    if (pick != st->current)
+        st->switches++;
+    st->current = pick;
+    st->exploring = 0;
+    st->explore_windows = 0;
+    st->reference_us = typical_of(st, pick);
+    st->since_choice = 0;
+    st->slow_checks = 0;
+    st->spread_ref_us = -1; /* from the next spreads of the chosen layout */
+    st->nspread = st->spread_next = st->spread_since = 0;
+    char medians[160];
+    describe(medians, sizeof medians, st);
+    snprintf(st->why, sizeof st->why, "layout #%d %s (lower quartile of the us after the last mark/samples: %s)",
+             pick, reason,
+             medians);
+}
+
+/* Exploration: the least measured candidates first, cycling. */
+static void plan_exploration(pta_state *st, int *out)
+{
+    int order[PTA_MAX_CANDIDATES];
+    for (int c = 0; c < st->ncand; c++) {
+        int j = c;
+        for (; j > 0 && st->nsample[order[j - 1]] > st->nsample[c]; j--)
+            order[j] = order[j - 1];
+        order[j] = c;
+    }
+    for (int i = 0; i < PTA_WINDOW; i++)
+        out[i] = order[i % st->ncand];
+    st->explore_windows++;
+}
+
+static void start_exploration(pta_state *st, int *out, const char *reason)
+{
+    for (int c = 0; c < st->ncand; c++)
+        st->nsample[c] = st->next[c] = 0;
+    st->exploring = 1;
+    st->explore_windows = 0;
+    st->replans++;
+    plan_exploration(st, out);
+    snprintf(st->why, sizeof st->why, "exploring again: %s", reason);
+}
+
+/* Whether the chosen layout has drifted, or the arrival pattern changed:
+ * a reason in `why`, else 0. */
+static int drifted(pta_state *st, char *why, size_t len)
+{
+    if (st->since_choice >= PTA_WINDOW / 2 && isfinite(st->reference_us)) {
+        int k = st->since_choice < PTA_WINDOW ? st->since_choice : PTA_WINDOW;
+        double now = ring_quantile(st->sample[st->current], st->nsample[st->current], st->next[st->current], k,
+                                   TYPICAL);
+        int slow = now > st->reference_us * (1 + DRIFT) && now - st->reference_us > DRIFT_FLOOR_US;
+        st->slow_checks = slow ? st->slow_checks + 1 : 0;
+        if (st->slow_checks >= 2) {
+            snprintf(why, len, "layout #%d took %.1f us at two checks, %.1f when chosen", st->current, now,
+                     st->reference_us);
+            return 1;
+        }
+    }
+    if (st->spread_since >= PTA_WINDOW / 2 && st->spread_ref_us >= 0) {
+        int k = st->spread_since < PTA_WINDOW ? st->spread_since : PTA_WINDOW;
+        double now = ring_quantile(st->spread, st->nspread, st->spread_next, k, TYPICAL), ref = st->spread_ref_us;
+        if (fabs(now - ref) > SPREAD_FLOOR_US && (now > ref * SPREAD_FACTOR || now * SPREAD_FACTOR < ref)) {
+            snprintf(why, len, "ready spread %.1f us, %.1f when chosen", now, ref);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The candidate a probe round tries: the least measured other one. */
+static int probe_candidate(const pta_state *st)
+{
+    int pick = -1;
+    for (int c = 0; c < st->ncand; c++)
+        if (c != st->current && (pick < 0 || st->nsample[c] < st->nsample[pick]))
+            pick = c;
+    return pick;
+}
+
+void pta_plan_window(pta_state *st, int *out)
+{
+    st->windows++;
+    if (st->ncand < 2) {
+        for (int i = 0; i < PTA_WINDOW; i++)
+            out[i] = 0;
+        return;
+    }
+    if (st->exploring) {
+        int measured = 1;
+        for (int c = 0; c < st->ncand; c++)
+            measured &= st->nsample[c] >= MIN_SAMPLES;
+        if (!measured && st->explore_windows < EXPLORE_MAX_WINDOWS) {
+            plan_exploration(st, out);
+            char medians[160];
+            describe(medians, sizeof medians, st);
+            snprintf(st->why, sizeof st->why, "exploring (%s)", medians);
+            return;
+        }
+        choose(st, st->replans ? st->current : -1, measured ? "measured best" : "best of what was measured");
+    } else {
+        char why[160];
+        if (drifted(st, why, sizeof why)) {
+            start_exploration(st, out, why);
+            return;
+        }
+        /* A probe may have shown another candidate faster by the hysteresis. */
+        int best = best_candidate(st, st->current);
+        if (best != st->current && st->nsample[best] >= MIN_SAMPLES)
+            choose(st, st->current, "faster than the previous choice");
+    }
+    for (int i = 0; i < PTA_WINDOW; i++)
+        out[i] = st->current;
+    if (st->windows % PROBE_EVERY == 0)
+        out[PTA_WINDOW / 2] = probe_candidate(st);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double pta_min_delta_us(const double *ready_us, int rounds, int units, int use_median)
+{
+    if (!ready_us || rounds < 1 || units < 2)
+        return -1;
+    double *col = malloc((size_t)rounds * sizeof *col);
+    if (!col)
+        return -1;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int u = 0; u < units; u++) {
+        int n = 0;
+        for (int r = 0; r < rounds; r++) {
+            const double *row = ready_us + (size_t)r * (size_t)units;
+            int lag = 0;
+            double first = row[0];
+            for (int v = 1; v < units; v++) {
+                if (row[v] > row[lag])
+                    lag = v;
+                first = fmin(first, row[v]);
+            }
+            if (lag != u)
+                col[n++] = row[u] - first;
+        }
+        if (!n)
+            continue;
+        double avg = 0;
+        if (use_median) {
+            qsort(col, (size_t)n, sizeof *col, cmp_double);
+            avg = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
+        } else {
+            for (int i = 0; i < n; i++)
+                avg += col[i];
+            avg /= n;
+        }
+        lo = fmin(lo, avg);
+        hi = fmax(hi, avg);
+    }
+    free(col);
+    return hi >= lo ? hi - lo : -1;
+}
+
+/* One "layout=us" entry. */
+static int parse_entry(const char *s, char **end, int *count, int *cut, double *us)
+{
+    long n = strtol(s, end, 10);
+    if (*end == s || n < 1 || n > 1 << 30)
+        return -1;
+    *count = (int)n;
+    *cut = **end == 'c';
+    if (*cut)
+        ++*end;
+    if (**end != '=')
+        return -1;
+    s = *end + 1;
+    *us = strtod(s, end);
+    return *end == s || !isfinite(*us) || *us < 0 ? -1 : 0;
+}
+
+int pta_fake_parse(const char *text, pta_fake *f)
+{
+    memset(f, 0, sizeof *f);
+    const char *s = text;
+    while (*s) {
+        if (f->nphase == PTA_FAKE_PHASES)
+            return -1;
+        int ph = f->nphase++;
+        char *end;
+        if (*s == '@') {
+            long from = strtol(s + 1, &end, 10);
+            if (end == s + 1 || *end != ':' || from < 0 || from > 1 << 30 || (ph && from <= f->from[ph - 1]))
+                return -1;
+            f->from[ph] = (int)from;
+            s = end + 1;
+        } else if (ph) {
+            return -1; /* only the first phase may leave out its round */
+        }
+        for (;;) {
+            if (f->n[ph] == PTA_FAKE_ENTRIES)
+                return -1;
+            int k = f->n[ph]++;
+            if (parse_entry(s, &end, &f->count[ph][k], &f->cut[ph][k], &f->us[ph][k]))
+                return -1;
+            s = end;
+            if (*s != ',')
+                break;
+            s++;
+        }
+        if (*s == ';')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return f->nphase ? 0 : -1;
+}
+
+double pta_fake_cost(const pta_fake *f, int round, int count, int cut)
+{
+    int ph = 0;
+    while (ph + 1 < f->nphase && round >= f->from[ph + 1])
+        ph++;
+    for (int k = 0; k < f->n[ph]; k++)
+        if (f->count[ph][k] == count && f->cut[ph][k] == (cut != 0))
+            return f->us[ph][k];
+    return PTA_FAKE_UNLISTED_US;
+}

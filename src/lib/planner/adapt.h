@@ -1,0 +1,91 @@
+/* The adaptive policy's decisions (docs/library.md, "Adaptive plans"): which
+ * of a send request's candidate layouts each round uses, from the measured
+ * time of earlier rounds after their last MPI_Pready. Pure computation: no
+ * MPI, no clock; the request feeds it samples and asks for the next window's
+ * schedule. Sender and receiver both derive the initial exploration from the
+ * candidate count; every later window is announced by the sender.
+ *
+ * Candidates are indexed 0..n-1 in the model's order of preference (0: the
+ * layout the `model` policy would use); ties in measured time go to the
+ * lower index. */
+#ifndef PARTITA_PLANNER_ADAPT_H
+#define PARTITA_PLANNER_ADAPT_H
+
+#define PTA_MAX_CANDIDATES 4
+#define PTA_EXPLORE_PASSES 4 /* the initial exploration tries each candidate this often */
+#define PTA_WINDOW 8         /* rounds per announced window after it */
+#define PTA_KEEP 16          /* samples kept per candidate */
+
+typedef struct pta_state {
+    int ncand;
+    double sample[PTA_MAX_CANDIDATES][PTA_KEEP]; /* us after the last mark, a ring per candidate */
+    int nsample[PTA_MAX_CANDIDATES];             /* in the ring (<= PTA_KEEP) */
+    int next[PTA_MAX_CANDIDATES];                /* ring position of the next sample */
+    int exploring;          /* trying every candidate; else exploiting `current` */
+    int explore_windows;    /* windows planned since this exploration began */
+    int current;            /* the candidate in use when exploiting */
+    double reference_us;    /* current's median when it was chosen */
+    int since_choice;       /* samples of current since it was chosen */
+    double spread_ref_us;   /* median spread just after it was chosen (< 0: not yet) */
+    double spread[PTA_KEEP];/* recent ready spreads (first to last mark, us) */
+    int nspread, spread_next, spread_since;
+    int windows;            /* windows planned so far */
+    int slow_checks;        /* window checks in a row that found the chosen layout drifted */
+    int replans;            /* explorations started by a drift */
+    int switches;           /* times the chosen candidate changed */
+    char why[256];          /* the last decision, in words */
+} pta_state;
+
+/* Fresh state for ncand candidates (1..PTA_MAX_CANDIDATES). */
+void pta_init(pta_state *st, int ncand);
+/* The initial exploration both sides derive: its length in rounds, and the
+ * candidate of round r (counted from 0) within it. */
+int pta_initial_rounds(int ncand);
+int pta_initial_candidate(int ncand, int round);
+/* Whether round r is measured (both sides stamp it): every round of the
+ * initial exploration (r < initial) and of a window that tries more than
+ * one candidate, and every PTA_MEASURE_EVERY-th round otherwise. Measuring
+ * costs the marking and polling calls a little (at 512 partitions, 6-13%
+ * of a 4-16 KiB round), so a settled choice is only sampled. */
+#define PTA_MEASURE_EVERY 4
+int pta_measured_round(int initial, const int *window, int r);
+/* A measured round: candidate cand took us after its last MPI_Pready. */
+void pta_add_sample(pta_state *st, int cand, double us);
+/* A round's spread of group issues (first to last), us: the arrival
+ * pattern, as far as the layout shows it. Only the chosen candidate's count:
+ * its first PTA_WINDOW/2 after the choice are the reference, and a median
+ * of later ones SPREAD_FACTOR away from it starts a new exploration. */
+void pta_add_spread(pta_state *st, int cand, double us);
+/* The schedule of the next PTA_WINDOW rounds (out[0..PTA_WINDOW-1]), from
+ * the samples so far; also updates st->why. */
+void pta_plan_window(pta_state *st, int *out);
+
+/* The seed's minimum timer δ over a rounds x units matrix of ready times
+ * (row-major; a unit is a partition or a group): per round, times count from
+ * its first mark and the laggard is the latest unit; per unit its average
+ * over the rounds it is not the laggard (median when use_median, else mean);
+ * δ = the largest average minus the smallest. Negative when fewer than two
+ * units have such rounds (python/partita/trace/analysis.py computes the same). */
+double pta_min_delta_us(const double *ready_us, int rounds, int units, int use_median);
+
+/* Test hook (PARTITA_ADAPT_TEST_COSTS): fake costs replace the measured
+ * time, per layout, in phases. Text: phases separated by ';', each
+ * "[@round:]layout=us,layout=us,...", a layout being a message count with a
+ * 'c' suffix for a cut ("1=50,9c=10;@40:1=5,9c=10"); unlisted layouts cost
+ * PTA_FAKE_UNLISTED_US. */
+#define PTA_FAKE_PHASES 4
+#define PTA_FAKE_ENTRIES 8
+#define PTA_FAKE_UNLISTED_US 1000.0
+typedef struct pta_fake {
+    int nphase;
+    int from[PTA_FAKE_PHASES];
+    int n[PTA_FAKE_PHASES];
+    int count[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
+    int cut[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
+    double us[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
+} pta_fake;
+/* 0, or -1 when the text is malformed. */
+int pta_fake_parse(const char *text, pta_fake *f);
+double pta_fake_cost(const pta_fake *f, int round, int count, int cut);
+
+#endif

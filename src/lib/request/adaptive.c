@@ -1,0 +1,711 @@
+/* The adaptive policy on a request pair (adaptive.h): candidate layouts,
+ * their swapping at MPI_Start, the schedule's control messages and the
+ * measurements fed to the decisions of planner/adapt.c. */
+#include "request/adaptive.h"
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flush/flush.h"
+#include "partita/partita.h"
+#include "planner/adapt.h"
+#include "planner/planner.h"
+#include "request/clock.h"
+#include "request/errors.h"
+#include "request/orphans.h"
+#include "request/runtime.h"
+#include "request/setup_waiters.h"
+#include "transport/transport.h"
+
+_Static_assert(PTA_MAX_CANDIDATES == PT_HS_MAX_CAND, "the set-up message carries every candidate");
+
+/* Control message (sender -> receiver, data communicator): the first round
+ * of the window it announces, the candidate count, one candidate per round. */
+enum { CTRL_FIRST, CTRL_NCAND, CTRL_PLAN, CTRL_LEN = CTRL_PLAN + PTA_WINDOW };
+/* Feedback (receiver -> sender, back communicator): a round and when its
+ * last message was in (CLOCK_MONOTONIC ns of the receiver). */
+enum { FB_ROUND, FB_IN_NS, FB_LEN };
+#define HISTORY 64 /* rounds whose stamps the sender keeps for late feedback */
+#define FB_RING 4   /* feedback sends the receiver may have in flight */
+
+/* One candidate's live fields of the send side, and its transport's state. */
+typedef struct send_layout {
+    int ntrans, cut, nchunks;
+    int *bound;
+    pt_group *groups;
+    pt_chunk *chunks;
+    uint32_t *slot;
+    void *tp;
+} send_layout;
+
+struct pt_adapt_send {
+    int ncand, built, cur, initial;
+    pt_layout cand[PTA_MAX_CANDIDATES];
+    send_layout saved[PTA_MAX_CANDIDATES];
+    int window[PTA_WINDOW], next[PTA_WINDOW];
+    pta_state st;
+    int id; /* the tag of the pair's control and feedback messages */
+    int32_t *ctrl_buf[2]; /* malloc'ed: an unfinished send is left to the orphans */
+    MPI_Request ctrl_req[2];
+    int ctrl_next;
+    int64_t fb_buf[FB_LEN];
+    MPI_Request fb_req;
+    int fb_got;       /* feedback messages received (the receiver sends one per round after the first) */
+    int hist_round[HISTORY], hist_cand[HISTORY];
+    int64_t first_ns[HISTORY], last_ns[HISTORY]; /* the round's first and last hand-over */
+    int64_t hand_ns[HISTORY];                    /* the shorter of the first and the last hand-over */
+    int faked;
+    pta_fake fake;
+    int lead; /* rounds the control message goes before its window: 1 (0: PARTITA_ADAPT_TEST_LATE_ANNOUNCE) */
+    int failed; /* a control or feedback call failed: the layout stays as it is */
+};
+
+/* One candidate's receive plan, its transport's state and its words of the set-up message. */
+typedef struct recv_layout {
+    int ntrans;
+    size_t *tstart;
+    int *plo, *phi, *need, *missing;
+    unsigned char *tdone;
+    void *tp;
+    int64_t hs_ntrans, hs_flags, hs_arg;
+} recv_layout;
+
+struct pt_adapt_recv {
+    int ncand, built, cur, initial;
+    pt_layout cand[PTA_MAX_CANDIDATES];
+    recv_layout saved[PTA_MAX_CANDIDATES];
+    int window[PTA_WINDOW];
+    int window_first; /* first round of the window held; -1: none */
+    int id;
+    int32_t ctrl_buf[CTRL_LEN];
+    MPI_Request ctrl_req;
+    int windows_in;   /* control messages received */
+    int waits;        /* rounds that waited for theirs at MPI_Start (deferred) */
+    int64_t *fb_buf[FB_RING]; /* malloc'ed, like the sender's control buffers */
+    MPI_Request fb_req[FB_RING];
+    int fb_next;
+    /* When the round was in: its last message, or later, once an application
+     * that polls MPI_Parrived has had as many true answers as there are
+     * partitions (pt_recv_side.adapt_true; a message that completes 512
+     * partitions at once leaves the application 512 calls to make, and
+     * partita-p2p's arrival is the last of them). */
+    _Atomic int64_t in_ns;
+    atomic_int in_round;
+};
+
+/* The schedule's own channel: control messages go forward (sender to
+ * receiver), feedback back, each on its own twin of MPI_COMM_WORLD, with the
+ * sender's id of the request pair as the tag. Ids are handed out in turn by
+ * each sender, so on either communicator a (peer, tag) names one pair: a
+ * transport's tags are its own business (transport/transport.h). */
+static MPI_Comm fwd_comm = MPI_COMM_NULL, back_comm = MPI_COMM_NULL;
+static atomic_int next_id;
+
+int pt_adapt_init(void)
+{
+    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &fwd_comm);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_dup(MPI_COMM_WORLD, &back_comm);
+    if (rc == MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(fwd_comm, MPI_ERRORS_RETURN);
+        PMPI_Comm_set_errhandler(back_comm, MPI_ERRORS_RETURN);
+    }
+    return rc;
+}
+
+void pt_adapt_finalize(void)
+{
+    if (fwd_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&fwd_comm);
+    if (back_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&back_comm);
+}
+
+static int schedule(int ncand, int initial, const int *window, int round)
+{
+    return round < initial ? pta_initial_candidate(ncand, round) : window[(round - initial) % PTA_WINDOW];
+}
+
+/* ---- sender ------------------------------------------------------------- */
+
+static void send_save(pt_request *req, send_layout *l)
+{
+    pt_send_side *s = &req->u.s;
+    *l = (send_layout){ s->ntrans, s->cut, s->nchunks, s->bound, s->groups, s->chunks, s->slot, req->tp };
+}
+
+static void send_load(pt_request *req, const send_layout *l)
+{
+    pt_send_side *s = &req->u.s;
+    s->ntrans = l->ntrans, s->cut = l->cut, s->nchunks = l->nchunks;
+    s->bound = l->bound, s->groups = l->groups, s->chunks = l->chunks, s->slot = l->slot, req->tp = l->tp;
+}
+
+static void send_switch(pt_request *req, int k)
+{
+    struct pt_adapt_send *a = req->u.s.adapt;
+    send_save(req, &a->saved[a->cur]);
+    send_load(req, &a->saved[k]);
+    a->cur = k;
+}
+
+/* Candidate k's messages: its groups' bounds, marking state and transport. */
+static int build_send(pt_request *req, pt_layout l)
+{
+    pt_send_side *s = &req->u.s;
+    s->ntrans = l.count;
+    s->cut = l.cut;
+    s->groups = NULL, s->chunks = NULL, s->slot = NULL, req->tp = NULL;
+    s->bound = malloc(((size_t)l.count + 1) * sizeof *s->bound);
+    if (!s->bound)
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", l.count);
+    for (int j = 0; !l.cut && j <= l.count; j++)
+        s->bound[j] = ptm_group_first(req->partitions, l.count, j);
+    int rc = pt_flush_init(req);
+    return rc != MPI_SUCCESS ? rc : req->tp_ops->send_init(req);
+}
+
+int pt_adapt_send_init(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    pt_layout cand[PTA_MAX_CANDIDATES];
+    int n = pt_plan_candidates(&req->settings, req->part_bytes, req->partitions, req->contiguous, cand,
+                               PTA_MAX_CANDIDATES);
+    if (n < 2)
+        return PT_ADAPT_STATIC;
+    struct pt_adapt_send *a = calloc(1, sizeof *a);
+    if (!a)
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the adaptive policy's state");
+    s->adapt = a;
+    a->ncand = n;
+    a->fb_req = a->ctrl_req[0] = a->ctrl_req[1] = MPI_REQUEST_NULL;
+    memcpy(a->cand, cand, sizeof cand);
+    a->id = atomic_fetch_add(&next_id, 1) % (pt_tag_ub() + 1);
+    int64_t *hs = req->hs_buf;
+    hs[PT_HS_NCAND] = n;
+    hs[PT_HS_ADAPT_ID] = a->id;
+    req->tp_ops = pt_transport_default();
+    for (int k = 0; k < n; k++) {
+        int rc = build_send(req, cand[k]);
+        send_save(req, &a->saved[k]);
+        a->built = k + 1;
+        a->cur = k;
+        if (rc != MPI_SUCCESS)
+            return rc;
+        hs[PT_HS_CAND + PT_HS_CAND_WORDS * k] = cand[k].count;
+        hs[PT_HS_CAND + PT_HS_CAND_WORDS * k + 1] = cand[k].cut;
+        hs[PT_HS_CAND + PT_HS_CAND_WORDS * k + 2] = hs[PT_HS_TRANSPORT_ARG]; /* e.g. its first tag */
+    }
+    send_load(req, &a->saved[0]);
+    a->cur = 0;
+    hs[PT_HS_TRANSPORT_ARG] = hs[PT_HS_CAND + 2];
+    a->ctrl_buf[0] = malloc(CTRL_LEN * sizeof *a->ctrl_buf[0]);
+    a->ctrl_buf[1] = malloc(CTRL_LEN * sizeof *a->ctrl_buf[1]);
+    if (!a->ctrl_buf[0] || !a->ctrl_buf[1])
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the adaptive policy's state");
+    int rc = PMPI_Recv_init(a->fb_buf, FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm, &a->fb_req);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Start(&a->fb_req);
+    if (rc != MPI_SUCCESS)
+        return pt_fail_mpi(req->comm, rc, "MPI_Psend_init", "MPI_Recv_init of the adaptive policy's feedback");
+    for (int i = 0; i < HISTORY; i++)
+        a->hist_round[i] = -1;
+    pta_init(&a->st, n);
+    a->initial = pta_initial_rounds(n);
+    /* Test hook: announce each window at its own first round, so a receiver
+     * that starts first waits for it (deferred) every time. */
+    const char *late = getenv("PARTITA_ADAPT_TEST_LATE_ANNOUNCE");
+    a->lead = late && late[0] == '1' ? 0 : 1;
+    const char *fake = getenv("PARTITA_ADAPT_TEST_COSTS");
+    if (fake && *fake) {
+        a->faked = pta_fake_parse(fake, &a->fake) == 0;
+        if (!a->faked)
+            fprintf(stderr, "partita: warning: PARTITA_ADAPT_TEST_COSTS='%s' is malformed; ignored\n", fake);
+    }
+    return MPI_SUCCESS;
+}
+
+/* One feedback message: the round's time after its last mark. */
+static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
+{
+    if (fb[FB_ROUND] < 0 || fb[FB_ROUND] > INT_MAX)
+        return;
+    int round = (int)fb[FB_ROUND], slot = round % HISTORY;
+    int64_t first = a->first_ns[slot], last = a->last_ns[slot];
+    if (a->hist_round[slot] != round || !last || !fb[FB_IN_NS])
+        return; /* too old, or its stamps are missing */
+    int c = a->hist_cand[slot];
+    /* After the last mark, plus what starting the earlier messages cost the
+     * marking thread(s): estimated as the first one's start each (the
+     * messages of a layout are alike), so a layout of many messages pays for
+     * them even though they went before the last mark (partita-p2p's
+     * overhead metric counts from the first mark). */
+    double before = (double)(a->cand[c].count - 1) * (double)a->hand_ns[slot];
+    double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, a->cand[c].cut)
+                         : ((double)(fb[FB_IN_NS] - last) + before) / 1e3;
+    pta_add_sample(&a->st, c, us);
+    if (first && !a->faked) /* fake costs stand for the whole measurement */
+        pta_add_spread(&a->st, c, (double)(last - first) / 1e3);
+}
+
+/* Every feedback message that has come in. */
+static int drain_feedback(struct pt_adapt_send *a)
+{
+    for (;;) {
+        int flag = 0;
+        int rc = PMPI_Test(&a->fb_req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || !flag)
+            return rc;
+        a->fb_got++;
+        take_feedback(a, a->fb_buf);
+        if ((rc = PMPI_Start(&a->fb_req)) != MPI_SUCCESS)
+            return rc;
+    }
+}
+
+/* Plan the window that begins at round `first` and tell the receiver. */
+static int announce(pt_request *req, int first)
+{
+    struct pt_adapt_send *a = req->u.s.adapt;
+    pta_plan_window(&a->st, a->next);
+    int b = a->ctrl_next;
+    a->ctrl_next ^= 1;
+    int rc = MPI_SUCCESS;
+    if (a->ctrl_req[b] != MPI_REQUEST_NULL && (rc = PMPI_Wait(&a->ctrl_req[b], MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return rc; /* a tiny send of PTA_WINDOW rounds ago: complete locally long since */
+    int32_t *m = a->ctrl_buf[b];
+    m[CTRL_FIRST] = first;
+    m[CTRL_NCAND] = a->ncand;
+    for (int i = 0; i < PTA_WINDOW; i++)
+        m[CTRL_PLAN + i] = a->next[i];
+    return PMPI_Isend(m, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm, &a->ctrl_req[b]);
+}
+
+/* The last round's stamps (taken by the flush layer as it handed the
+ * messages over: pt_send_side.adapt_*) go to its history slot. */
+static void keep_stamps(pt_send_side *s, struct pt_adapt_send *a)
+{
+    int last = s->round - 1, slot = last % HISTORY;
+    if (last < 0 || a->hist_round[slot] != last)
+        return;
+    a->first_ns[slot] = atomic_load_explicit(&s->adapt_first_ns, memory_order_relaxed);
+    a->last_ns[slot] = atomic_load_explicit(&s->adapt_last_ns, memory_order_relaxed);
+    /* The first hand-over of a round may also take in what came meanwhile
+     * (MPI progress), so the shorter of the two stands for each one. */
+    int64_t f = atomic_load_explicit(&s->adapt_first_cost_ns, memory_order_relaxed);
+    int64_t l = atomic_load_explicit(&s->adapt_last_cost_ns, memory_order_relaxed);
+    a->hand_ns[slot] = f && l && l < f ? l : f;
+}
+
+void pt_adapt_send_start(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    struct pt_adapt_send *a = s->adapt;
+    int round = s->round;
+    if (a->failed) /* the receiver follows the announced windows: so must we */
+        return;
+    keep_stamps(s, a);
+    atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->adapt_first_cost_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->adapt_last_cost_ns, 0, memory_order_relaxed);
+    int rc = drain_feedback(a);
+    int opens = round >= a->initial && (round - a->initial) % PTA_WINDOW == 0; /* a window begins */
+    if (rc == MPI_SUCCESS && opens && a->lead == 0)
+        rc = announce(req, round); /* test hook: the receiver may well be waiting for it already */
+    if (opens)
+        memcpy(a->window, a->next, sizeof a->window);
+    int k = schedule(a->ncand, a->initial, a->window, round);
+    if (k != a->cur)
+        send_switch(req, k);
+    s->adapt_measure = pta_measured_round(a->initial, a->window, round);
+    int slot = round % HISTORY;
+    a->hist_round[slot] = round;
+    a->hist_cand[slot] = k;
+    a->first_ns[slot] = a->last_ns[slot] = a->hand_ns[slot] = 0;
+    /* One round ahead, so the receiver has it by the window's MPI_Start. */
+    if (rc == MPI_SUCCESS && a->lead && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0)
+        rc = announce(req, round + 1);
+    if (rc != MPI_SUCCESS) {
+        /* Without the control message the receiver cannot follow a change:
+         * it would wait for it. Report once, then stay put. */
+        a->failed = 1;
+        pt_fail_mpi(req->comm, rc, pt_call_name(), "a message of the adaptive policy's schedule");
+    }
+}
+
+/* Cancel and complete a posted receive (local), then free it: 1 when it
+ * had received its message after all. */
+static int cancel_recv(MPI_Request *r)
+{
+    int flag = 0, cancelled = 1;
+    MPI_Status st;
+    PMPI_Test(r, &flag, &st);
+    if (!flag) {
+        PMPI_Cancel(r);
+        PMPI_Wait(r, &st);
+    }
+    PMPI_Test_cancelled(&st, &cancelled);
+    if (*r != MPI_REQUEST_NULL)
+        PMPI_Request_free(r);
+    return !cancelled;
+}
+
+/* n messages still to come from peer on tag: received in the background
+ * (orphans.h) into buffers of their own. */
+static void expect_in_background(int n, int len, MPI_Datatype type, int peer, int tag, MPI_Comm comm)
+{
+    for (int i = 0; i < n; i++) {
+        void *buf = malloc((size_t)len * sizeof(int64_t));
+        MPI_Request r;
+        if (!buf || PMPI_Irecv(buf, len, type, peer, tag, comm, &r) != MPI_SUCCESS || pt_orphan_add(r, buf) != 0)
+            free(buf); /* out of memory: the message stays unmatched */
+    }
+}
+
+/* A send that may still be going: finish it in the background. */
+static void leave_send(MPI_Request *r, void *buf)
+{
+    int flag = 1;
+    if (*r != MPI_REQUEST_NULL)
+        PMPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    if (flag)
+        free(buf);
+    else
+        pt_orphan_add(*r, buf);
+}
+
+void pt_adapt_send_destroy(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    struct pt_adapt_send *a = s->adapt;
+    if (a->built > a->cur)
+        send_save(req, &a->saved[a->cur]);
+    for (int k = 0; k < a->built; k++) {
+        send_load(req, &a->saved[k]);
+        if (req->tp)
+            req->tp_ops->send_destroy(req);
+        pt_flush_destroy(req);
+        free(s->bound);
+        s->bound = NULL;
+    }
+    /* The receiver sends one feedback message as each of its rounds
+     * completes: those not received yet are received in the background, so
+     * no message is left unmatched (MPICH refuses to free a communicator
+     * then). */
+    int got = a->fb_got;
+    if (a->fb_req != MPI_REQUEST_NULL)
+        got += cancel_recv(&a->fb_req);
+    expect_in_background(s->round + 1 - got, FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm);
+    for (int b = 0; b < 2; b++)
+        leave_send(&a->ctrl_req[b], a->ctrl_buf[b]);
+    free(a);
+    s->adapt = NULL;
+}
+
+/* ---- receiver ----------------------------------------------------------- */
+
+static void recv_save(pt_request *req, recv_layout *l)
+{
+    pt_recv_side *r = &req->u.r;
+    *l = (recv_layout){ r->ntrans, r->tstart, r->plo, r->phi, r->need, r->missing, r->tdone, req->tp,
+                        r->hs[PT_HS_NTRANS], r->hs[PT_HS_FLAGS], r->hs[PT_HS_TRANSPORT_ARG] };
+}
+
+static void recv_load(pt_request *req, const recv_layout *l)
+{
+    pt_recv_side *r = &req->u.r;
+    r->ntrans = l->ntrans, r->tstart = l->tstart, r->plo = l->plo, r->phi = l->phi, r->need = l->need;
+    r->missing = l->missing, r->tdone = l->tdone, req->tp = l->tp;
+    r->hs[PT_HS_NTRANS] = l->hs_ntrans, r->hs[PT_HS_FLAGS] = l->hs_flags, r->hs[PT_HS_TRANSPORT_ARG] = l->hs_arg;
+}
+
+/* A candidate the sender may use: groups (at most one message per
+ * partition), or the buffer cut into pieces of at least one byte. */
+static int candidate_ok(const int64_t *hs, int64_t count, int64_t cut)
+{
+    if (count < 1 || count > INT_MAX || (cut != 0 && cut != 1))
+        return 0;
+    if (!cut)
+        return count <= hs[PT_HS_PARTS];
+    return hs[PT_HS_PART_BYTES] > 0 && (count + hs[PT_HS_PARTS] - 1) / hs[PT_HS_PARTS] <= hs[PT_HS_PART_BYTES];
+}
+
+/* Candidate k's receive plan and transport state, as if the set-up message
+ * had named that layout alone. */
+static int build_recv(pt_request *req, const int64_t *c)
+{
+    pt_recv_side *r = &req->u.r;
+    r->hs[PT_HS_NTRANS] = c[0];
+    r->hs[PT_HS_FLAGS] = c[1] ? PT_HS_FLAG_CUT : 0;
+    r->hs[PT_HS_TRANSPORT_ARG] = c[2];
+    r->ntrans = (int)c[0];
+    r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
+    pt_recv_plan_build(req); /* the staging buffer, if any, is shared */
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return -1;
+    req->tp_ops->recv_setup(req);
+    return r->error && r->error != PT_E_TRUNCATE ? -1 : 0;
+}
+
+int pt_adapt_recv_setup(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    int64_t *hs = r->hs;
+    int n = (int)hs[PT_HS_NCAND];
+    for (int k = 0; k < n; k++) {
+        const int64_t *c = &hs[PT_HS_CAND + PT_HS_CAND_WORDS * k];
+        if (!candidate_ok(hs, c[0], c[1]) || (hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) || hs[PT_HS_ADAPT_ID] < 0 ||
+            hs[PT_HS_ADAPT_ID] > pt_tag_ub()) {
+            r->error = PT_E_SETUP;
+            return MPI_SUCCESS;
+        }
+    }
+    struct pt_adapt_recv *a = calloc(1, sizeof *a);
+    int64_t *fb = a ? calloc((size_t)FB_LEN, sizeof *fb) : NULL;
+    if (!fb) {
+        free(a);
+        r->error = PT_E_NO_MEM;
+        return MPI_SUCCESS;
+    }
+    r->adapt = a;
+    a->ncand = n;
+    a->id = (int)hs[PT_HS_ADAPT_ID];
+    a->ctrl_req = MPI_REQUEST_NULL;
+    for (int b = 0; b < FB_RING; b++) {
+        a->fb_buf[b] = b ? malloc(FB_LEN * sizeof *fb) : fb; /* each may go to the orphans on its own */
+        a->fb_req[b] = MPI_REQUEST_NULL;
+        if (!a->fb_buf[b]) {
+            r->error = PT_E_NO_MEM;
+            return MPI_SUCCESS;
+        }
+    }
+    a->window_first = -1;
+    a->in_round = -1;
+    a->initial = pta_initial_rounds(n);
+    for (int k = 0; k < n; k++) {
+        const int64_t *c = &hs[PT_HS_CAND + PT_HS_CAND_WORDS * k];
+        a->cand[k] = (pt_layout){ (int)c[0], (int)c[1] };
+        int failed = build_recv(req, c);
+        recv_save(req, &a->saved[k]);
+        a->built = k + 1;
+        a->cur = k;
+        if (failed)
+            return MPI_SUCCESS; /* r->error is reported when the round completes */
+    }
+    recv_load(req, &a->saved[0]);
+    a->cur = 0;
+    int rc = PMPI_Irecv(a->ctrl_buf, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm, &a->ctrl_req);
+    if (rc != MPI_SUCCESS) {
+        r->error = PT_E_INTERNAL;
+        r->error_code = rc;
+        r->error_call = "MPI_Irecv of the adaptive policy's schedule";
+    }
+    return MPI_SUCCESS;
+}
+
+void pt_adapt_recv_done(pt_request *req)
+{
+    /* One feedback message for every round, always (the sender counts on it
+     * to leave nothing unmatched); without a stamp (0) when the round's last
+     * message was not seen. */
+    struct pt_adapt_recv *a = req->u.r.adapt;
+    int round = req->u.r.round;
+    int b = a->fb_next;
+    a->fb_next = (b + 1) % FB_RING;
+    if (a->fb_req[b] != MPI_REQUEST_NULL)
+        PMPI_Wait(&a->fb_req[b], MPI_STATUS_IGNORE); /* sent FB_RING rounds ago: a tiny eager send */
+    a->fb_buf[b][FB_ROUND] = round;
+    a->fb_buf[b][FB_IN_NS] = atomic_load(&a->in_round) == round ? atomic_load(&a->in_ns) : 0;
+    PMPI_Isend(a->fb_buf[b], FB_LEN, MPI_INT64_T, req->peer_world, a->id, back_comm, &a->fb_req[b]);
+}
+
+/* The window that holds `round` is in: 1; not yet: 0; malformed: -1. */
+static int window_in(pt_request *req, int first, int *rc)
+{
+    pt_recv_side *r = &req->u.r;
+    struct pt_adapt_recv *a = r->adapt;
+    int flag = 0;
+    if ((*rc = PMPI_Test(&a->ctrl_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+        *rc = pt_fail_mpi(req->comm, *rc, pt_call_name(), "MPI_Test of the adaptive policy's schedule");
+        return -1;
+    }
+    if (!flag)
+        return 0;
+    int ok = a->ctrl_buf[CTRL_FIRST] == first && a->ctrl_buf[CTRL_NCAND] == a->ncand;
+    for (int i = 0; ok && i < PTA_WINDOW; i++)
+        ok = a->ctrl_buf[CTRL_PLAN + i] >= 0 && a->ctrl_buf[CTRL_PLAN + i] < a->ncand;
+    if (!ok)
+        return -1;
+    memcpy(a->window, a->ctrl_buf + CTRL_PLAN, sizeof a->window);
+    a->window_first = first;
+    a->windows_in++;
+    *rc = PMPI_Irecv(a->ctrl_buf, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm, &a->ctrl_req);
+    if (*rc != MPI_SUCCESS) {
+        *rc = pt_fail_mpi(req->comm, *rc, pt_call_name(), "MPI_Irecv of the adaptive policy's schedule");
+        return -1;
+    }
+    return 1;
+}
+
+int pt_adapt_recv_round_layout(pt_request *req, int *rc)
+{
+    pt_recv_side *r = &req->u.r;
+    struct pt_adapt_recv *a = r->adapt;
+    int round = r->round;
+    *rc = MPI_SUCCESS;
+    if (round >= a->initial) {
+        int first = a->initial + (round - a->initial) / PTA_WINDOW * PTA_WINDOW;
+        int in = a->window_first == first ? 1 : window_in(req, first, rc);
+        if (in < 0) {
+            r->deferred = 0;
+            if (*rc == MPI_SUCCESS)
+                r->error = PT_E_SETUP; /* a schedule that does not fit: reported at completion */
+            return 0;
+        }
+        if (!in) {
+            if (!r->deferred) {
+                a->waits++;
+                pt_waiters_add(req); /* posted by progress once the schedule is in */
+            }
+            r->deferred = 1;
+            return 0;
+        }
+    }
+    atomic_store_explicit(&r->adapt_true, 0, memory_order_relaxed); /* no true MPI_Parrived this round yet */
+    r->adapt_measure = pta_measured_round(a->initial, a->window, round);
+    int k = schedule(a->ncand, a->initial, a->window, round);
+    if (k != a->cur) {
+        recv_save(req, &a->saved[a->cur]);
+        recv_load(req, &a->saved[k]);
+        a->cur = k;
+    }
+    r->deferred = 0;
+    return 1;
+}
+
+void pt_adapt_recv_round_in(pt_request *req)
+{
+    struct pt_adapt_recv *a = req->u.r.adapt;
+    if (!req->u.r.adapt_measure)
+        return; /* not measured: its report carries no stamp */
+    atomic_store(&a->in_ns, pt_now_ns());
+    atomic_store(&a->in_round, req->u.r.round);
+}
+
+void pt_adapt_recv_seen_all(pt_request *req)
+{
+    struct pt_adapt_recv *a = req->u.r.adapt;
+    if (atomic_load(&a->in_round) == req->u.r.round) /* not before the last message */
+        atomic_store(&a->in_ns, pt_now_ns());
+}
+
+void pt_adapt_recv_destroy(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    struct pt_adapt_recv *a = r->adapt;
+    if (a->built > a->cur)
+        recv_save(req, &a->saved[a->cur]);
+    for (int k = 0; k < a->built; k++) { /* each one's plan arrays; the rest is pt_recv_plan_free's */
+        recv_load(req, &a->saved[k]);
+        if (req->tp)
+            req->tp_ops->recv_destroy(req);
+        free(r->tstart), free(r->plo), free(r->phi), free(r->need), free(r->missing), free(r->tdone);
+        r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
+    }
+    /* The sender announced a window at every round before one that begins
+     * a window (PTA_WINDOW apart from its initial rounds on): those not
+     * received yet are received in the background, so none stays unmatched. */
+    int rounds = r->round + 1, announced = rounds >= a->initial ? (rounds - a->initial) / PTA_WINDOW + 1 : 0;
+    int got = a->windows_in;
+    if (a->ctrl_req != MPI_REQUEST_NULL)
+        got += cancel_recv(&a->ctrl_req);
+    expect_in_background(announced - got, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm);
+    for (int b = 0; b < FB_RING; b++)
+        leave_send(&a->fb_req[b], a->fb_buf[b]);
+    free(a);
+    r->adapt = NULL;
+}
+
+/* ---- introspection ------------------------------------------------------ */
+
+int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current)
+{
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_layouts",
+                       "the request is not a partitioned request");
+    const pt_layout *cand = NULL;
+    pt_layout one;
+    int n = 1, cur = 0;
+    if (req->is_send && req->u.s.adapt) {
+        cand = req->u.s.adapt->cand, n = req->u.s.adapt->ncand, cur = req->u.s.adapt->cur;
+    } else if (!req->is_send && req->u.r.adapt) {
+        cand = req->u.r.adapt->cand, n = req->u.r.adapt->ncand, cur = req->u.r.adapt->cur;
+    } else if (req->proc_null || (!req->is_send && !req->u.r.ready)) {
+        n = 0, cur = -1;
+    } else {
+        one.count = req->is_send ? req->u.s.ntrans : req->u.r.ntrans; /* the only layout */
+        one.cut = req->is_send ? req->u.s.cut : (req->u.r.hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT) != 0;
+        cand = &one;
+    }
+    for (int k = 0; k < n && k < max; k++) {
+        if (counts)
+            counts[k] = cand[k].count;
+        if (cuts)
+            cuts[k] = cand[k].cut;
+    }
+    *ncand = n;
+    *current = cur;
+    return MPI_SUCCESS;
+}
+
+static int layout_words(char *out, size_t len, pt_layout l)
+{
+    return snprintf(out, len, "%d %s", l.count,
+                    l.cut ? (l.count == 1 ? "piece" : "pieces (cut)") : (l.count == 1 ? "message" : "groups"));
+}
+
+int Partita_Request_why(MPI_Request request, char *text, int len)
+{
+    int counts[PTA_MAX_CANDIDATES], cuts[PTA_MAX_CANDIDATES], n = 0, cur = -1;
+    int rc = Partita_Request_layouts(request, PTA_MAX_CANDIDATES, counts, cuts, &n, &cur);
+    if (rc != MPI_SUCCESS || !text || len < 1)
+        return rc;
+    pt_request *req = pt_lookup(request);
+    size_t cap = (size_t)len, at = 0;
+    const char *policy = req->is_send ? pt_policy_name(req->settings.policy)
+                         : req->u.r.ready ? pt_policy_name((pt_policy)req->u.r.hs[PT_HS_POLICY])
+                                          : "unknown";
+#define PUT(...) (at += at < cap ? (size_t)snprintf(text + at, cap - at, __VA_ARGS__) : 0)
+    if (n == 0) {
+        PUT("%s: %s", policy, req->proc_null ? "MPI_PROC_NULL peer, nothing is sent" : "set-up message not in yet");
+        return MPI_SUCCESS;
+    }
+    char words[64];
+    layout_words(words, sizeof words, (pt_layout){ counts[cur], cuts[cur] });
+    if (n == 1) {
+        PUT("%s: %s, %s at init", policy, words, req->is_send ? "planned" : "as the sender planned");
+        if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
+            PUT(req->settings.adapt ? " (one candidate layout)" : " (PARTITA_ADAPT=0: the model's layout)");
+        return MPI_SUCCESS;
+    }
+    PUT("%s, round %d: layout #%d (%s) of", policy, pt_request_round(req), cur, words);
+    for (int k = 0; k < n; k++) {
+        layout_words(words, sizeof words, (pt_layout){ counts[k], cuts[k] });
+        PUT("%s #%d %s", k ? "," : "", k, words);
+    }
+    if (req->is_send) {
+        const pta_state *st = &req->u.s.adapt->st;
+        PUT("; %s; %d re-plans, %d switches", st->why, st->replans, st->switches);
+        if (req->u.s.adapt->faked)
+            PUT("; fake costs (PARTITA_ADAPT_TEST_COSTS)");
+    } else {
+        PUT("; as the sender announced (%d rounds waited for their window)", req->u.r.adapt->waits);
+    }
+#undef PUT
+    return MPI_SUCCESS;
+}

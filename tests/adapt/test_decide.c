@@ -1,0 +1,246 @@
+/* The adaptive policy's decisions on simulated rounds: the schedule both
+ * sides derive, convergence to the cheapest candidate, ties, hysteresis,
+ * re-planning when the chosen layout drifts or the arrival pattern changes,
+ * the seed's min-δ rule and the fake-cost test hook. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/adapt.h"
+#include "check.h"
+
+typedef double (*cost_fn)(int round, int cand, void *arg);
+
+/* Runs `rounds` rounds as the library does: the initial exploration, then
+ * windows planned one round ahead; round r's sample is known `lag` rounds
+ * later. Fills used[r] with the candidate of round r. */
+static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost, void *arg, int *used)
+{
+    int E = pta_initial_rounds(ncand), window[PTA_WINDOW], next[PTA_WINDOW];
+    pta_init(st, ncand);
+    for (int r = 0; r < rounds; r++) {
+        if (r >= lag)
+            pta_add_sample(st, used[r - lag], cost(r - lag, used[r - lag], arg));
+        if (r >= E && (r - E) % PTA_WINDOW == 0)
+            memcpy(window, next, sizeof window);
+        used[r] = r < E ? pta_initial_candidate(ncand, r) : window[(r - E) % PTA_WINDOW];
+        if (r + 1 >= E && (r + 1 - E) % PTA_WINDOW == 0) /* the next round begins a window: announce it now */
+            pta_plan_window(st, next);
+    }
+}
+
+static unsigned noise_state = 12345;
+static double noise(void) /* uniform in [-1, 1), deterministic */
+{
+    noise_state = noise_state * 1103515245u + 12345u;
+    return ((noise_state >> 8) & 0xffff) / 32768.0 - 1.0;
+}
+
+static double table_cost(int round, int cand, void *arg)
+{
+    (void)round;
+    const double *c = arg;
+    return c[cand] * (1 + 0.05 * noise());
+}
+
+/* Candidate 1 is cheapest until round `switch_at`, then candidate 2. */
+static double changing_cost(int round, int cand, void *arg)
+{
+    int switch_at = *(int *)arg;
+    static const double before[] = { 10, 5, 20, 8 }, after[] = { 10, 15, 4, 8 };
+    return (round < switch_at ? before : after)[cand] * (1 + 0.05 * noise());
+}
+
+/* How many of rounds [from, to) used candidate c. */
+static int count_used(const int *used, int from, int to, int c)
+{
+    int n = 0;
+    for (int r = from; r < to; r++)
+        n += used[r] == c;
+    return n;
+}
+
+static void test_initial_schedule(void)
+{
+    CHECK(pta_initial_rounds(4) == 4 * PTA_EXPLORE_PASSES);
+    CHECK(pta_initial_rounds(1) == 0);
+    int seen[4] = { 0 };
+    for (int r = 0; r < pta_initial_rounds(4); r++)
+        seen[pta_initial_candidate(4, r)]++;
+    for (int c = 0; c < 4; c++)
+        CHECK(seen[c] == PTA_EXPLORE_PASSES);
+    CHECK(pta_initial_candidate(4, 1) != pta_initial_candidate(4, 0)); /* interleaved, not blocks */
+}
+
+static void test_converges_to_cheapest(void)
+{
+    double costs[] = { 10, 5, 20, 7 };
+    int used[200];
+    pta_state st;
+    for (int lag = 1; lag <= 3; lag++) {
+        simulate(&st, 4, 200, lag, table_cost, costs, used);
+        int E = pta_initial_rounds(4);
+        /* after the exploration and at most two more windows, candidate 1 nearly always */
+        int from = E + 2 * PTA_WINDOW;
+        CHECK(count_used(used, from, 200, 1) >= (200 - from) * 9 / 10);
+        CHECK(st.current == 1 && !st.exploring);
+        CHECK(st.replans == 0);
+        CHECK(strstr(st.why, "#1") != NULL);
+    }
+}
+
+static void test_ties_go_to_model_preference(void)
+{
+    double costs[] = { 10, 10.1, 10, 50 };
+    int used[120];
+    pta_state st;
+    simulate(&st, 4, 120, 1, table_cost, costs, used);
+    CHECK(st.current == 0 || st.current == 1 || st.current == 2);
+    /* exact ties: the lowest index */
+    pta_init(&st, 3);
+    int w[PTA_WINDOW];
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++)
+            pta_add_sample(&st, c, c == 0 ? 10.2 : 10.0);
+    pta_plan_window(&st, w);
+    CHECK(st.current == 0); /* 10.2 is within the tie tolerance of 10 */
+    CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
+}
+
+/* Two candidates measured 10 and 20 us: the first is chosen. */
+static void choose_first_of_two(pta_state *st, int *w)
+{
+    pta_init(st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(st, 0, 10);
+        pta_add_sample(st, 1, 20);
+    }
+    pta_plan_window(st, w);
+    CHECK(st->current == 0 && !st->exploring);
+}
+
+static void test_hysteresis(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    choose_first_of_two(&st, w);
+    /* the other one becomes a little faster (within the hysteresis): kept */
+    for (int i = 0; i < PTA_KEEP; i++)
+        pta_add_sample(&st, 1, 9.7);
+    for (int i = 0; i < PTA_WINDOW; i++)
+        pta_add_sample(&st, 0, 10);
+    pta_plan_window(&st, w);
+    CHECK(st.current == 0);
+    /* clearly faster: switched */
+    for (int i = 0; i < PTA_KEEP; i++)
+        pta_add_sample(&st, 1, 6);
+    pta_plan_window(&st, w);
+    CHECK(st.current == 1);
+    CHECK(w[0] == 1);
+}
+
+static void test_replans_on_drift(void)
+{
+    int switch_at = 100, used[300];
+    pta_state st;
+    simulate(&st, 4, 300, 1, changing_cost, &switch_at, used);
+    CHECK(st.replans >= 1);
+    CHECK(st.current == 2);
+    CHECK(count_used(used, 60, 100, 1) >= 30);  /* before: candidate 1 */
+    CHECK(count_used(used, 200, 300, 2) >= 90); /* after: candidate 2 */
+}
+
+static void test_replans_on_spread_change(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    choose_first_of_two(&st, w);
+    for (int i = 0; i < PTA_WINDOW; i++) {
+        pta_add_sample(&st, 0, 10);
+        pta_add_spread(&st, 0, 3);
+        pta_add_spread(&st, 1, 300); /* another layout's rounds do not count */
+    }
+    pta_plan_window(&st, w);
+    CHECK(!st.exploring && st.current == 0);
+    for (int i = 0; i < PTA_WINDOW; i++) {
+        pta_add_sample(&st, 0, 10);
+        pta_add_spread(&st, 0, 300); /* a laggard appeared */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.exploring && st.replans == 1);
+    CHECK(w[0] != w[1]); /* both candidates are tried again */
+}
+
+static void test_measured_rounds(void)
+{
+    int uniform[PTA_WINDOW], mixed[PTA_WINDOW], n = 0;
+    for (int i = 0; i < PTA_WINDOW; i++)
+        uniform[i] = 2, mixed[i] = i == PTA_WINDOW / 2; /* a probe */
+    for (int r = 0; r < 12; r++)
+        CHECK(pta_measured_round(12, uniform, r)); /* the initial exploration: all */
+    for (int r = 12; r < 12 + 4 * PTA_MEASURE_EVERY; r++) {
+        n += pta_measured_round(12, uniform, r);
+        CHECK(pta_measured_round(12, mixed, r));
+    }
+    CHECK(n == 4); /* a settled window: every PTA_MEASURE_EVERY-th round */
+}
+
+static void test_unmeasured_falls_back(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    pta_init(&st, 3);
+    for (int i = 0; i < 10; i++)
+        pta_plan_window(&st, w); /* no feedback ever */
+    CHECK(!st.exploring && st.current == 0);
+    pta_init(&st, 1);
+    pta_plan_window(&st, w);
+    CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
+}
+
+static void test_min_delta(void)
+{
+    /* python/partita/trace tests: laggards 3, 3, 1; means without them 0, 9, 20, 23 */
+    double ready[] = { 10, 20, 30, 500, 14, 22, 40, 600, 12, 400, 26, 35 };
+    CHECK_NEAR(pta_min_delta_us(ready, 3, 4, 0), 23.0, 1e-9);
+    /* medians: p0 0, p1 9, p2 20, p3 23 as well (one or an even pair each) */
+    CHECK_NEAR(pta_min_delta_us(ready, 3, 4, 1), 23.0, 1e-9);
+    /* one descheduled round moves the mean, not the median */
+    double noisy[] = { 0, 5, 100, 0, 5, 100, 0, 5000, 100000, 0, 5, 100, 0, 5, 100 };
+    CHECK(pta_min_delta_us(noisy, 5, 3, 1) < 10);
+    CHECK(pta_min_delta_us(noisy, 5, 3, 0) > 500);
+    CHECK(pta_min_delta_us(ready, 3, 1, 1) < 0);
+}
+
+static void test_fake_costs(void)
+{
+    pta_fake f;
+    CHECK(pta_fake_parse("1=50,9c=10;@40:1=5,9c=10", &f) == 0);
+    CHECK(f.nphase == 2);
+    CHECK_NEAR(pta_fake_cost(&f, 0, 1, 0), 50, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 39, 9, 1), 10, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 40, 1, 0), 5, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 0, 9, 0), PTA_FAKE_UNLISTED_US, 0); /* 9 groups are not the 9-piece cut */
+    const char *bad[] = { "", "x", "1=", "1=5,", "0=5", "1=5;2=3", "@5:1=5;@5:1=6", "1c5", "1=-3", "1=5;@2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = pta_fake_parse(bad[i], &f);
+        if (rc == 0)
+            fprintf(stderr, "accepted bad fake costs '%s'\n", bad[i]);
+        CHECK(rc != 0);
+    }
+}
+
+int main(void)
+{
+    test_initial_schedule();
+    test_converges_to_cheapest();
+    test_ties_go_to_model_preference();
+    test_hysteresis();
+    test_replans_on_drift();
+    test_replans_on_spread_change();
+    test_measured_rounds();
+    test_unmeasured_falls_back();
+    test_min_delta();
+    test_fake_costs();
+    CHECK_DONE();
+}

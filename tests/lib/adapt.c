@@ -1,0 +1,316 @@
+/* The adaptive policy (docs/library.md, "Adaptive plans").
+ *   adapt agree -s SEND_PARTS -r RECV_PARTS -n DOUBLES -i ROUNDS [-t contig|strided] [-c world|self]
+ *               [-m wait|parrived] [-l]
+ *     Many rounds under the adaptive policy: every byte checked in every
+ *     round, both sides name the same layout (Partita_Request_layouts) in
+ *     every round, and more than one layout is used (the exploration). -l:
+ *     the receiver starts some rounds 2 ms late (the sender runs ahead and
+ *     announces windows before the receiver asks for them). -w: some rounds
+ *     must have waited for their window at MPI_Start (run with
+ *     PARTITA_ADAPT_TEST_LATE_ANNOUNCE=1: the sender announces a window at
+ *     its own first round, so a receiver that starts first waits for it).
+ *   adapt fake -n DOUBLES -s PARTS -i ROUNDS
+ *     Fake costs (PARTITA_ADAPT_TEST_COSTS, set here from the candidates the
+ *     request reports) make candidate 2 the cheapest, then, from round
+ *     ROUNDS/2 on, candidate 1: the chosen layout must follow, both times.
+ *   adapt static
+ *     PARTITA_ADAPT=0 (run with it set): one candidate, the model's layout;
+ *     info partita_adapt=0 does the same; bad info values are errors.
+ * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
+#include <unistd.h>
+
+#include "partita/partita.h"
+#include "ptest.h"
+
+#define MAXC 4
+#define MAX_ROUNDS 1000
+
+static double value(int round, long i) { return round * 1000003.0 + (double)i + 0.25; }
+
+typedef struct opts {
+    int sparts, rparts, rounds, late, waits;
+    long n;
+    char what[16], type[16], comm[16], mode[16];
+} opts;
+
+static void parse(int argc, char **argv, opts *o)
+{
+    *o = (opts){ .sparts = 8, .rparts = 8, .rounds = 100, .n = 8192 };
+    strcpy(o->what, argc > 1 ? argv[1] : "");
+    strcpy(o->type, "contig");
+    strcpy(o->comm, "world");
+    strcpy(o->mode, "wait");
+    int c;
+    optind = 2;
+    while ((c = getopt(argc, argv, "s:r:n:i:t:c:m:lw")) != -1) {
+        switch (c) {
+        case 's': o->sparts = atoi(optarg); break;
+        case 'r': o->rparts = atoi(optarg); break;
+        case 'n': o->n = atol(optarg); break;
+        case 'i': o->rounds = atoi(optarg); break;
+        case 't': snprintf(o->type, sizeof o->type, "%s", optarg); break;
+        case 'c': snprintf(o->comm, sizeof o->comm, "%s", optarg); break;
+        case 'm': snprintf(o->mode, sizeof o->mode, "%s", optarg); break;
+        case 'l': o->late = 1; break;
+        case 'w': o->waits = 1; break;
+        default: ptest_usage("adapt: unknown option (see the comment at the top of adapt.c)");
+        }
+    }
+    if (strcmp(o->what, "agree") && strcmp(o->what, "fake") && strcmp(o->what, "static"))
+        ptest_usage("adapt: first argument: agree, fake or static");
+    if (o->sparts < 1 || o->rparts < 1 || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->n % o->sparts ||
+        o->n % o->rparts)
+        ptest_usage("adapt: need partitions >= 1, 1 <= rounds <= 1000, DOUBLES divisible by both partition counts");
+    if (strcmp(o->type, "contig") && strcmp(o->type, "strided"))
+        ptest_usage("adapt: -t must be contig or strided");
+}
+
+/* The layout of the request's current round: its index, and the count of candidates. */
+static int layout_now(MPI_Request req, int *ncand)
+{
+    int cur = -1;
+    OK(Partita_Request_layouts(req, 0, NULL, NULL, ncand, &cur));
+    return cur;
+}
+
+/* Receives into every other double with -t strided (gaps stay untouched):
+ * *elems_per_double is then 2 (buffer doubles per data double). */
+static MPI_Datatype recv_type(const opts *o, int *elems_per_double, long *buffer_doubles)
+{
+    MPI_Datatype t = MPI_DOUBLE;
+    *elems_per_double = 1;
+    *buffer_doubles = o->n;
+    if (!strcmp(o->type, "strided")) {
+        MPI_Datatype v;
+        MPI_Type_vector(1, 1, 2, MPI_DOUBLE, &v);
+        MPI_Type_create_resized(v, 0, 2 * sizeof(double), &t);
+        MPI_Type_free(&v);
+        MPI_Type_commit(&t);
+        *buffer_doubles = 2 * o->n;
+        *elems_per_double = 2;
+    }
+    return t;
+}
+
+static void agree(const opts *o, int rank)
+{
+    int self = !strcmp(o->comm, "self");
+    MPI_Comm comm = self ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    int sender = self || rank == 0, receiver = self || rank == 1;
+    int epd;
+    long rdoubles;
+    MPI_Datatype rtype = recv_type(o, &epd, &rdoubles);
+    double *sbuf = malloc((size_t)o->n * sizeof *sbuf), *rbuf = malloc((size_t)rdoubles * sizeof *rbuf);
+    int *slayout = calloc(MAX_ROUNDS, sizeof *slayout), *rlayout = calloc(MAX_ROUNDS, sizeof *rlayout);
+    MPI_Request sreq = MPI_REQUEST_NULL, rreq = MPI_REQUEST_NULL;
+    int peer = self ? 0 : 1 - rank;
+    if (sender)
+        OK(MPI_Psend_init(sbuf, o->sparts, o->n / o->sparts, MPI_DOUBLE, peer, 7, comm, MPI_INFO_NULL, &sreq));
+    if (receiver)
+        OK(MPI_Precv_init(rbuf, o->rparts, o->n / o->rparts, rtype, peer, 7, comm, MPI_INFO_NULL, &rreq));
+    long wrong = 0;
+    int sncand = 0, rncand = 0;
+    for (int round = 0; round < o->rounds; round++) {
+        if (receiver) {
+            for (long i = 0; i < rdoubles; i++)
+                rbuf[i] = -1.0;
+            if (o->late && round % 7 == 3)
+                usleep(2000); /* the sender is ahead: its window may be announced long before */
+            OK(MPI_Start(&rreq));
+        }
+        if (o->waits && !self)
+            MPI_Barrier(MPI_COMM_WORLD); /* the receiver starts first: it waits for each window */
+        if (sender) {
+            for (long i = 0; i < o->n; i++)
+                sbuf[i] = value(round, i);
+            OK(MPI_Start(&sreq));
+            for (int p = o->sparts - 1; p >= 0; p--) /* reverse order: the last group is not last */
+                OK(MPI_Pready(p, sreq));
+        }
+        if (receiver && !strcmp(o->mode, "parrived"))
+            for (int p = 0; p < o->rparts; p++)
+                ptest_parrived_loop(rreq, p);
+        if (sender)
+            OK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+        if (receiver) {
+            OK(MPI_Wait(&rreq, MPI_STATUS_IGNORE));
+            for (long i = 0; i < rdoubles; i++) {
+                double want = epd == 1 ? value(round, i) : i % 2 ? -1.0 : value(round, i / 2);
+                wrong += rbuf[i] != want;
+            }
+            rlayout[round] = layout_now(rreq, &rncand);
+        }
+        if (sender)
+            slayout[round] = layout_now(sreq, &sncand);
+    }
+    CHECK(wrong == 0, "%ld wrong doubles over %d rounds", wrong, o->rounds);
+    if (!self && rank == 0) {
+        MPI_Send(slayout, o->rounds, MPI_INT, 1, 99, MPI_COMM_WORLD);
+        MPI_Send(&sncand, 1, MPI_INT, 1, 98, MPI_COMM_WORLD);
+    } else if (!self) {
+        MPI_Recv(slayout, o->rounds, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&sncand, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (receiver) {
+        int differ = 0, used = 0, seen[MAXC] = { 0 };
+        for (int round = 0; round < o->rounds; round++) {
+            differ += slayout[round] != rlayout[round];
+            if (slayout[round] >= 0 && slayout[round] < MAXC)
+                used += !seen[slayout[round]]++;
+        }
+        CHECK(differ == 0, "the sides named different layouts in %d of %d rounds", differ, o->rounds);
+        CHECK(sncand == rncand, "%d candidates on the sender, %d on the receiver", sncand, rncand);
+        CHECK(sncand < 2 || used >= 2, "only %d of %d candidate layouts used", used, sncand);
+        char why[512];
+        OK(Partita_Request_why(rreq, why, sizeof why));
+        CHECK(strstr(why, "adaptive") != NULL, "why: %s", why);
+        const char *w = strstr(why, "announced (");
+        CHECK(!o->waits || (w && atoi(w + 11) > 0), "no round waited for its window: %s", why);
+    }
+    if (sender) {
+        char why[512];
+        OK(Partita_Request_why(sreq, why, sizeof why));
+        if (rank == 0)
+            printf("adapt: %s\n", why);
+        OK(MPI_Request_free(&sreq));
+    }
+    if (receiver)
+        OK(MPI_Request_free(&rreq));
+    if (rtype != MPI_DOUBLE)
+        MPI_Type_free(&rtype);
+    free(sbuf), free(rbuf), free(slayout), free(rlayout);
+}
+
+/* The candidates of a request of this shape (a pair made and freed unstarted). */
+static int candidates(const opts *o, int rank, double *buf, int *counts, int *cuts)
+{
+    MPI_Request req;
+    int n = 0, cur;
+    if (rank == 0) {
+        OK(MPI_Psend_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+        OK(Partita_Request_layouts(req, MAXC, counts, cuts, &n, &cur));
+    } else {
+        OK(MPI_Precv_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    }
+    OK(MPI_Request_free(&req));
+    return n;
+}
+
+static void fake(const opts *o, int rank)
+{
+    double *buf = calloc((size_t)o->n, sizeof *buf);
+    int counts[MAXC], cuts[MAXC], n = candidates(o, rank, buf, counts, cuts);
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(n >= 3, "this case has %d candidate layouts; the test needs 3", n);
+    if (n < 3) {
+        free(buf);
+        return;
+    }
+    int half = o->rounds / 2;
+    if (rank == 0) {
+        char costs[256];
+        snprintf(costs, sizeof costs, "%d%s=50,%d%s=5,%d%s=60;@%d:%d%s=50,%d%s=40,%d%s=5", counts[0],
+                 cuts[0] ? "c" : "", counts[2], cuts[2] ? "c" : "", counts[1], cuts[1] ? "c" : "", half, counts[0],
+                 cuts[0] ? "c" : "", counts[2], cuts[2] ? "c" : "", counts[1], cuts[1] ? "c" : "");
+        setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
+    }
+    MPI_Request req;
+    if (rank == 0)
+        OK(MPI_Psend_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    else
+        OK(MPI_Precv_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    int used[MAX_ROUNDS], ncand = 0;
+    for (int round = 0; round < o->rounds; round++) {
+        OK(MPI_Start(&req));
+        if (rank == 0)
+            OK(MPI_Pready_range(0, o->sparts - 1, req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        used[round] = layout_now(req, &ncand);
+        MPI_Barrier(MPI_COMM_WORLD); /* each round's feedback comes in before long */
+    }
+    if (rank == 0) {
+        /* the second half of each phase: mostly the phase's cheapest */
+        int first = 0, second = 0, quarter = half / 2;
+        for (int r = quarter; r < half; r++)
+            first += used[r] == 2;
+        for (int r = half + quarter; r < o->rounds; r++)
+            second += used[r] == 1;
+        CHECK(first >= (half - quarter) * 8 / 10, "rounds %d-%d: candidate 2 in %d", quarter, half - 1, first);
+        CHECK(second >= (o->rounds - half - quarter) * 8 / 10, "rounds %d-%d: candidate 1 in %d", half + quarter,
+              o->rounds - 1, second);
+        char why[512];
+        OK(Partita_Request_why(req, why, sizeof why));
+        printf("adapt: %s\n", why);
+        CHECK(strstr(why, "fake costs") != NULL, "why: %s", why);
+    }
+    OK(MPI_Request_free(&req));
+    free(buf);
+}
+
+/* PARTITA_ADAPT=0 must be set: adaptive plans once, as model does. */
+static void static_plan(const opts *o, int rank)
+{
+    double *buf = calloc((size_t)o->n, sizeof *buf);
+    MPI_Info model, off, bad;
+    MPI_Info_create(&model);
+    MPI_Info_set(model, "partita_policy", "model");
+    MPI_Info_create(&off);
+    MPI_Info_set(off, "partita_policy", "adaptive");
+    MPI_Info_set(off, "partita_adapt", "0");
+    MPI_Info_create(&bad);
+    MPI_Info_set(bad, "partita_adapt", "yes");
+    MPI_Info infos[3] = { MPI_INFO_NULL, off, model };
+    int count[3], cut[3], n[3], cur;
+    for (int k = 0; k < 3; k++) {
+        MPI_Request req;
+        if (rank == 0) {
+            OK(MPI_Psend_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 10 + k, MPI_COMM_WORLD, infos[k],
+                              &req));
+            OK(Partita_Request_layouts(req, 1, &count[k], &cut[k], &n[k], &cur));
+            CHECK(n[k] == 1 && cur == 0, "request %d: %d candidates, current %d", k, n[k], cur);
+            OK(MPI_Start(&req));
+            OK(MPI_Pready_range(0, o->sparts - 1, req));
+        } else {
+            OK(MPI_Precv_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 10 + k, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &req));
+            OK(MPI_Start(&req));
+        }
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        if (rank == 0 && k < 2) {
+            char why[512];
+            OK(Partita_Request_why(req, why, sizeof why));
+            CHECK(strstr(why, "PARTITA_ADAPT=0") != NULL, "why: %s", why);
+        }
+        OK(MPI_Request_free(&req));
+    }
+    if (rank == 0)
+        CHECK(count[0] == count[2] && cut[0] == cut[2] && count[1] == count[2] && cut[1] == cut[2],
+              "adaptive without adaptation: %d%s and %d%s messages, model %d%s", count[0], cut[0] ? "c" : "",
+              count[1], cut[1] ? "c" : "", count[2], cut[2] ? "c" : "");
+    /* A bad info value: MPI_ERR_INFO_VALUE, naming the key. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Request req;
+    int rc = MPI_Psend_init(buf, 1, 1, MPI_DOUBLE, 1 - rank, 20, MPI_COMM_WORLD, bad, &req);
+    CHECK(ptest_class(rc) == MPI_ERR_INFO_VALUE, "partita_adapt=yes gave class %d", ptest_class(rc));
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    CHECK(strstr(msg, "partita_adapt") && strstr(msg, "not 0 or 1"), "message: %s", msg);
+    MPI_Info_free(&model), MPI_Info_free(&off), MPI_Info_free(&bad);
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    opts o;
+    parse(argc, argv, &o);
+    int rank = ptest_pair_rank("adapt");
+    if (!strcmp(o.what, "agree"))
+        agree(&o, rank);
+    else if (!strcmp(o.what, "fake"))
+        fake(&o, rank);
+    else
+        static_plan(&o, rank);
+    return ptest_finish("adapt");
+}
