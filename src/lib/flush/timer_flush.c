@@ -1,0 +1,237 @@
+/* Timer policy, send side. A group whose marking has stalled, some of its
+ * partitions ready and none added for delta, is split (checked from
+ * Test/Wait/Parrived and the optional progress thread; a thread calling
+ * MPI_Pready is itself progress, so Pready stays a single atomic). Its first
+ * flush sends the ready partitions as runs (flagged PT_RUNS_FIRST_FLUSH);
+ * every partition of the group marked after that goes alone (PT_RUNS_ALONE)
+ * at its mark; a group with many partitions left goes on in runs instead
+ * (PT_GROUP_RUNS). The group's last contributor sends what is left and
+ * finishes the group (send_finish_group). How runs travel is the
+ * transport's (transport/mpi: headers, late tags, terminators). Marking
+ * stays lock-free: partitions are claimed one by one with compare-and-swap,
+ * and only the (rare) sending for split groups takes the request's split
+ * lock. */
+#include <stdlib.h>
+
+#include "flush/flush.h"
+#include "flush/timer_flush.h"
+#include "flush/timer_registry.h"
+#include "request/clock.h"
+#include "request/errors.h"
+#include "request/request.h"
+#include "transport/transport.h"
+
+/* Runs being collected for one send_runs call (under split_lock): at most
+ * one per partition of a group. */
+static pt_run *run_buffer(pt_request *req) { return req->u.s.runbuf; }
+
+int pt_timer_alloc(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    s->headed = calloc((size_t)s->ntrans, 1);
+    s->runbuf = malloc((size_t)req->partitions * sizeof(pt_run));
+    pthread_mutex_init(&s->split_lock, NULL);
+    s->lock_made = 1;
+    s->nruns = 0;
+    return s->headed && s->runbuf ? 0 : -1;
+}
+
+void pt_timer_free(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    free(s->headed);
+    free(s->runbuf);
+    s->headed = NULL;
+    s->runbuf = NULL;
+    if (s->lock_made)
+        pthread_mutex_destroy(&s->split_lock);
+    s->lock_made = 0;
+}
+
+void pt_timer_round_reset(pt_request *req)
+{
+    /* Under the lock: a flush from another thread (the progress thread) may
+     * still be claiming partitions of the round that just ended. Reopening the
+     * groups here makes such a flush, once it gets the lock, find nothing to do. */
+    pt_send_side *s = &req->u.s;
+    pthread_mutex_lock(&s->split_lock);
+    s->nruns = 0;
+    req->tp_ops->send_start(req);
+    for (int p = 0; p < req->partitions; p++)
+        atomic_store_explicit(&s->part[p], PT_PART_IDLE, memory_order_relaxed);
+    for (int g = 0; g < s->ntrans; g++) {
+        s->headed[g] = 0;
+        atomic_store_explicit(&s->groups[g].state, PT_GROUP_OPEN, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&s->split_lock);
+}
+
+/* Claim ready partition p for sending (whoever claims it sends it). */
+static int claim(pt_send_side *s, int p)
+{
+    unsigned char ready = PT_PART_READY;
+    return atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT);
+}
+
+/* Group g's ready partitions as runs: its first flush of the round (late
+ * mode follows: each later partition alone), or any flush of a RUNS group.
+ * With none ready it sends nothing and the next send for the group is the
+ * first flush: whoever sends a partition claimed it, so until a first flush
+ * every partition is still claimable, and the group's last contributor
+ * always finds its own. (An empty first flush would also make the receiver
+ * wait for lone partitions of a group that a flush from the round before,
+ * losing a race with MPI_Start, split for nothing.) Caller holds split_lock. */
+static int claimed_runs(pt_request *req, int g, int first_flush)
+{
+    pt_send_side *s = &req->u.s;
+    pt_run *runs = run_buffer(req);
+    int n = 0, end = s->bound[g + 1];
+    for (int p = s->bound[g]; p < end;) {
+        if (!claim(s, p)) {
+            p++;
+            continue;
+        }
+        int q = p + 1;
+        while (q < end && claim(s, q))
+            q++;
+        runs[n++] = (pt_run){ p, q - p };
+        p = q;
+    }
+    if (n == 0)
+        return MPI_SUCCESS;
+    s->nruns += n;
+    s->headed[g] = 1;
+    return req->tp_ops->send_runs(req, g, runs, n, first_flush ? PT_RUNS_FIRST_FLUSH : 0);
+}
+
+/* Partitions of a group after its first flush, claimed: each goes alone.
+ * Caller holds split_lock. */
+static int send_alone(pt_request *req, int g, const pt_run *runs, int n)
+{
+    for (int k = 0; k < n; k++)
+        req->u.s.nruns += runs[k].count;
+    return n ? req->tp_ops->send_runs(req, g, runs, n, PT_RUNS_ALONE) : MPI_SUCCESS;
+}
+
+/* Send what is ready of split group g: the first flush if it has not gone
+ * out yet, else every ready partition alone. Caller holds split_lock. */
+static int send_ready(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    int state = atomic_load_explicit(&s->groups[g].state, memory_order_acquire);
+    if (state == PT_GROUP_RUNS)
+        return claimed_runs(req, g, 0);
+    if (state != PT_GROUP_SPLIT)
+        return MPI_SUCCESS; /* a flush that outlived its round */
+    if (!s->headed[g])
+        return claimed_runs(req, g, 1);
+    pt_run *runs = run_buffer(req);
+    int n = 0;
+    for (int p = s->bound[g]; p < s->bound[g + 1]; p++)
+        if (claim(s, p))
+            runs[n++] = (pt_run){ p, 1 };
+    return send_alone(req, g, runs, n);
+}
+
+static int group_marked(const pt_send_side *s, int g);
+
+/* marked: the group's partitions marked so far (group_marked). */
+static void flush_group(pt_request *req, int g, int marked)
+{
+    pt_send_side *s = &req->u.s;
+    int expected = PT_GROUP_OPEN;
+    int left = s->bound[g + 1] - s->bound[g] - marked;
+    int next = left <= PT_LATE_MAX ? PT_GROUP_SPLIT : PT_GROUP_RUNS;
+    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, next)) {
+        if (next == PT_GROUP_SPLIT)
+            pt_timer_group_closed(req); /* each later partition goes at its mark */
+    } else if (expected != PT_GROUP_SPLIT && expected != PT_GROUP_RUNS) {
+        return; /* its last contributor sends it whole */
+    }
+    pthread_mutex_lock(&s->split_lock);
+    int rc = send_ready(req, g);
+    pthread_mutex_unlock(&s->split_lock);
+    if (rc != MPI_SUCCESS)
+        pt_fail_mpi(req->comm, rc, pt_call_name(), "a send of a timer run");
+}
+
+int pt_timer_send_late(pt_request *req, int g, int p)
+{
+    pt_send_side *s = &req->u.s;
+    if (atomic_load_explicit(&s->part[p], memory_order_acquire) != PT_PART_READY)
+        return MPI_SUCCESS; /* a concurrent flush or the group's last contributor sent it */
+    pthread_mutex_lock(&s->split_lock);
+    int rc = MPI_SUCCESS;
+    if (!s->headed[g])
+        rc = send_ready(req, g); /* the first flush, which takes p along */
+    else if (claim(s, p))
+        rc = send_alone(req, g, &(pt_run){ p, 1 }, 1);
+    pthread_mutex_unlock(&s->split_lock);
+    return rc; /* the caller (MPI_Pready*) reports it */
+}
+
+/* Partitions of group g marked so far this round (its chunks are consecutive). */
+static int group_marked(const pt_send_side *s, int g)
+{
+    int first = s->groups[g].first_chunk, n = 0;
+    for (int c = first; c < first + s->groups[g].nchunks; c++)
+        n += __builtin_popcountll(atomic_load_explicit(&s->chunks[c].mask, memory_order_relaxed));
+    return n;
+}
+
+/* Flush group g when it has ready partitions and its marking made no progress
+ * for delta: a laggard holds it back. Each flush re-arms the wait, so a group
+ * marked slowly goes out in a few runs, never one per partition. *t caches the
+ * clock across groups (0: not read yet). Returns when the group is next due
+ * for a check (CLOCK_MONOTONIC ns), INT64_MAX when nothing is pending: no
+ * mark yet, or split (each later partition goes at once). */
+static int64_t check_group(pt_request *req, int g, int64_t *t)
+{
+    pt_send_side *s = &req->u.s;
+    pt_group *grp = &s->groups[g];
+    if (atomic_load_explicit(&grp->issued, memory_order_acquire) ||
+        atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_WHOLE)
+        return INT64_MAX;
+    int marked = group_marked(s, g);
+    if (marked == 0)
+        return INT64_MAX;
+    if (!*t)
+        *t = pt_now_ns();
+    if (marked != atomic_load_explicit(&grp->seen_marked, memory_order_relaxed)) {
+        atomic_store_explicit(&grp->seen_marked, marked, memory_order_relaxed);
+        atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
+    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns &&
+               marked > atomic_load_explicit(&grp->flushed_marked, memory_order_relaxed)) {
+        /* (a RUNS group already flushed with this many marks has nothing new) */
+        atomic_store_explicit(&grp->flushed_marked, marked, memory_order_relaxed);
+        flush_group(req, g, marked);
+        atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
+    }
+    if (atomic_load_explicit(&grp->state, memory_order_relaxed) == PT_GROUP_SPLIT)
+        return INT64_MAX;
+    return atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) + s->delta_ns;
+}
+
+int64_t pt_timer_flush_due(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    int64_t t = 0, due = INT64_MAX;
+    if (!atomic_load_explicit(&req->active, memory_order_acquire))
+        return due;
+    for (int g = 0; g < s->ntrans; g++) {
+        int64_t d = check_group(req, g, &t);
+        due = d < due ? d : due;
+    }
+    return due;
+}
+
+int pt_timer_finish_group(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    pthread_mutex_lock(&s->split_lock);
+    int rc = send_ready(req, g);
+    if (rc == MPI_SUCCESS)
+        rc = req->tp_ops->send_finish_group(req, g);
+    pthread_mutex_unlock(&s->split_lock);
+    return rc;
+}

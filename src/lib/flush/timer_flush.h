@@ -1,0 +1,17 @@
+/* Inside the flush layer: what marking (marking.c) asks of the timer
+ * (timer_flush.c). */
+#ifndef PARTITA_TIMER_FLUSH_H
+#define PARTITA_TIMER_FLUSH_H
+
+#include "request/request.h"
+
+int pt_timer_alloc(pt_request *req);
+void pt_timer_free(pt_request *req);
+/* A round begins (and the transport's round, under the same lock). */
+void pt_timer_round_reset(pt_request *req);
+/* Partition p of a group the timer already split became ready: send it now. */
+int pt_timer_send_late(pt_request *req, int g, int p);
+/* The last contributor of a split group: send the rest of it. */
+int pt_timer_finish_group(pt_request *req, int g);
+
+#endif

@@ -1,0 +1,200 @@
+/* Aggregation planner. The model parameters (PARTITA_LOGGP) and the tuning
+ * table (PARTITA_TUNING) are read once, on first use; an unreadable file gives
+ * one warning on stderr and the built-in defaults (or no table). */
+#include "planner/planner.h"
+
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "partita/model.h"
+
+static ptm_params params;
+static ptm_table *table;
+static pthread_once_t loaded = PTHREAD_ONCE_INIT;
+
+static void load_files(void)
+{
+    char err[512];
+    /* $PARTITA_LOGGP, else the file `partita loggp` saved, else the built-in
+     * defaults of the MPI library underneath; an unusable file is named in a
+     * one-time warning, never fatal */
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (PMPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        version[0] = '\0';
+    ptm_params_load_for(&params, version);
+    const char *path = getenv("PARTITA_TUNING");
+    if (path && *path) {
+        table = ptm_table_load(path, err, sizeof err);
+        if (!table)
+            fprintf(stderr, "partita: warning: PARTITA_TUNING: %s; the table policy uses the model\n", err);
+    }
+}
+
+static int clamp_parts(long long n, int partitions)
+{
+    return n < 1 ? 1 : n > partitions ? partitions : (int)n;
+}
+
+/* Most transport messages per round under any policy: each is a persistent
+ * request on both sides (and takes a tag); `none` with 10^6 partitions made
+ * 10^6 of them, 2.5 GB on the sender. */
+#define MAX_MESSAGES 4096
+#define MAX_FIXED_MESSAGES MAX_MESSAGES
+
+static int modelled(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
+{
+    pthread_once(&loaded, load_files);
+    if (total == 0)
+        return 1;
+    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1, cut);
+    return *cut ? n : clamp_parts(n, partitions);
+}
+
+/* How much longer (modelled) than the model's layout the timer policy accepts
+ * for more, smaller groups. */
+#define TIMER_MORE_GROUPS_TOLERANCE 0.04
+
+/* The timer's groups: the model's, or the most groups whose modelled time is
+ * within TIMER_MORE_GROUPS_TOLERANCE of it (halving down from one group per
+ * partition; not when a delay is planned for; never a layout the model leaves
+ * out for its eager burst: 512 eager groups of 2 KiB took 4-5x one send in two
+ * launches of three, which LogGP's time does not show). A group sent whole at its last
+ * mark needs no flush, and a flush comes a thread wake-up after the marks
+ * (6-26 us measured here); when partitions are large a message more costs
+ * little, so smaller groups let a prompt thread's partitions go at its marks,
+ * not after δ plus a wake-up. */
+static int timer_groups(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
+{
+    int n = modelled(s, total, partitions, can_cut, cut);
+    /* a cut holds no whole partition back; a planned-for delay: the model's answer */
+    if (*cut || n >= partitions || total == 0 || s->delay_us > 0)
+        return n;
+    double limit = ptm_grouped_us(&params, total, partitions, n, NULL, NULL) * (1 + TIMER_MORE_GROUPS_TOLERANCE);
+    for (int g = partitions; g > n; g = (g + 1) / 2) {
+        if (ptm_too_many_eager(&params, total, g))
+            continue;
+        double t = ptm_grouped_us(&params, total, partitions, g, NULL, NULL);
+        if (t >= 0 && t <= limit)
+            return g;
+    }
+    return n;
+}
+
+/* A fixed count n: groups up to the partition count; beyond it, when the
+ * partitions can be cut, the buffer cut into n messages (at most one per
+ * byte, at most MAX_FIXED_MESSAGES). */
+static int fixed(long long n, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    size_t total = part_bytes * (size_t)partitions;
+    if (n <= partitions || !can_cut || total <= (size_t)partitions)
+        return clamp_parts(n, partitions);
+    if (n > MAX_FIXED_MESSAGES)
+        n = MAX_FIXED_MESSAGES;
+    if ((size_t)n > total)
+        n = (long long)total;
+    *cut = 1;
+    return (int)n;
+}
+
+size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int cut, int j)
+{
+    if (cut)
+        return ptm_piece_offset(part_bytes * (size_t)parts, (size_t)nmsg, (size_t)j);
+    return (size_t)ptm_group_first(parts, nmsg, j) * part_bytes;
+}
+
+/* Largest transport message in bytes: MPI's counts are ints, and a message
+ * of a non-contiguous type has at most one element per byte. */
+#define MAX_MESSAGE_BYTES ((size_t)INT_MAX)
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The policy's count n made to fit MPI's int counts: groups of at most
+ * MAX_MESSAGE_BYTES (more groups), or, when one partition alone is larger
+ * and the data are contiguous bytes, the buffer cut into pieces of at most
+ * that (a non-contiguous partition that large is refused at init). Groups
+ * are also capped at MAX_MESSAGES. */
+static int fit_counts(int n, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    size_t total = part_bytes * (size_t)partitions;
+    if (!*cut && n > MAX_MESSAGES)
+        n = MAX_MESSAGES;
+    if (part_bytes == 0)
+        return n;
+    if (*cut) {
+        size_t need = ceil_div(total, MAX_MESSAGE_BYTES);
+        return (size_t)n >= need ? n : (int)need;
+    }
+    if (part_bytes <= MAX_MESSAGE_BYTES) {
+        size_t per = MAX_MESSAGE_BYTES / part_bytes; /* partitions a group may hold */
+        return ceil_div((size_t)partitions, (size_t)n) <= per ? n : (int)ceil_div((size_t)partitions, per);
+    }
+    if (!can_cut)
+        return n;
+    *cut = 1;
+    size_t need = ceil_div(total, MAX_MESSAGE_BYTES);
+    return (size_t)n >= need ? n : (int)need;
+}
+
+static int policy_count(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
+
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    *cut = 0;
+    if (partitions < 1)
+        return 1;
+    can_cut = can_cut && part_bytes > 0;
+    int n = policy_count(s, part_bytes, partitions, can_cut, cut);
+    return fit_counts(n, part_bytes, partitions, can_cut, cut);
+}
+
+static int policy_count(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut)
+{
+    size_t total = part_bytes * (size_t)partitions;
+    switch (s->policy) {
+    case PT_POLICY_NONE:
+        return partitions;
+    case PT_POLICY_BULK:
+        return 1;
+    case PT_POLICY_FIXED:
+        return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
+    case PT_POLICY_STATIC: {
+        if (part_bytes == 0)
+            return 1;
+        size_t per = (s->min_bytes + part_bytes - 1) / part_bytes; /* partitions per group */
+        if (per < 1)
+            per = 1;
+        return clamp_parts((long long)(((size_t)partitions + per - 1) / per), partitions);
+    }
+    case PT_POLICY_TABLE:
+        pthread_once(&loaded, load_files);
+        if (table) {
+            int n = ptm_table_lookup(table, total, partitions);
+            if (n > 0)
+                return clamp_parts(n, partitions);
+        }
+        return modelled(s, total, partitions, can_cut, cut); /* what the table does not know */
+    case PT_POLICY_TIMER:
+        if (s->transport_parts > 0) /* a tuned count, else the model's */
+            return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
+        return timer_groups(s, total, partitions, can_cut, cut);
+    case PT_POLICY_MODEL:
+    default:
+        return modelled(s, total, partitions, can_cut, cut);
+    }
+}
+
+long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)
+{
+    if (s->delta_us >= 0)
+        return llround(s->delta_us * 1e3);
+    pthread_once(&loaded, load_files);
+    double marking = 2.0 * group_parts * params.o_pready; /* twice the model's Pready cost: margin */
+    return llround((ptm_default_delta_us(&params, group_bytes) + marking) * 1e3);
+}

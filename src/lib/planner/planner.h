@@ -1,0 +1,35 @@
+/* The aggregation planner: how many transport messages a send request uses
+ * per round, from its settings, its partition size and partition count. */
+#ifndef PARTITA_PLANNER_H
+#define PARTITA_PLANNER_H
+
+#include <stddef.h>
+
+#include "partita/model.h" /* ptm_group_first: the groups of every layout */
+#include "request/settings.h"
+
+/* Transport messages per round: in [1, partitions], groups of consecutive
+ * partitions (1 when partitions < 1); or, when can_cut (the partitions are
+ * contiguous bytes) and *cut is set, the buffer cut into that many
+ * byte-balanced messages, which may straddle partition boundaries, because
+ * below a protocol switch several small messages can beat one large one (the
+ * model decides; `fixed` asks for it above the partition count). */
+int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
+/* Byte offset of transport message j (0..nmsg) of a round of `parts`
+ * partitions of part_bytes sent as nmsg messages: groups
+ * (ptm_group_first), or the cut (ptm_piece_offset of the whole buffer).
+ * Sender and receiver both cut with this. */
+size_t pt_plan_message_offset(size_t part_bytes, int parts, int nmsg, int cut, int j);
+/* The group of sender partition s when `parts` partitions go as ngroups
+ * groups (ptm_group_first bounds them: floor(j * parts / ngroups)). */
+static inline int pt_plan_group_of(int parts, int ngroups, int s)
+{
+    return (int)(((long long)(s + 1) * ngroups - 1) / parts);
+}
+/* Timer policy: hold time, in ns, of a partly ready group of group_parts
+ * partitions and group_bytes bytes: the settings' delta, or the model's (the
+ * overhead one more message costs) plus the time marking the group's
+ * partitions back to back takes, so a group marked in one go is not split. */
+long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts);
+
+#endif

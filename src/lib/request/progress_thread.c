@@ -1,0 +1,151 @@
+/* The progress thread: background progress, then a short sleep, until stopped. */
+#include "request/progress_thread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "request/runtime.h"
+
+static pthread_t thread;
+/* A timer check due sooner than this is waited for by spinning: waking from
+ * a sleep took 30-55 us on the 2-core VM this was tuned on (an idle virtual
+ * CPU is descheduled), so a 20 us sleep often ended 50 us later and a
+ * group ready after 2 us was flushed just before its laggard came. The spin
+ * yields the CPU at each turn, and only lasts from a group's last mark to its
+ * flush, delta apart. */
+#define SPIN_NS 100000L
+static atomic_int running;
+static long interval_ns = 20000;
+#define IDLE_NS 1000000L
+
+/* The idle wait: a kick (a timer request armed, the thread being stopped)
+ * ends it early. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond;
+static atomic_int idle;  /* the thread is in (or entering) its idle wait */
+static int kicked;       /* under idle_lock */
+
+void pt_progress_thread_kick(void)
+{
+    /* Sequentially consistent, like the thread's store to `idle` and its
+     * second look for work: one of the two sides sees the other. */
+    if (!atomic_load(&idle))
+        return;
+    pthread_mutex_lock(&idle_lock);
+    kicked = 1;
+    pthread_cond_signal(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+}
+
+static void idle_wait(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += IDLE_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&idle_lock);
+    atomic_store(&idle, 1);
+    int rc = 0;
+    while (!kicked && rc != ETIMEDOUT && !pt_background_pending() && atomic_load(&running))
+        rc = pthread_cond_timedwait(&idle_cond, &idle_lock, &until);
+    atomic_store(&idle, 0);
+    kicked = 0;
+    pthread_mutex_unlock(&idle_lock);
+}
+
+static void spin_until(int64_t due)
+{
+    while (pt_now_ns() < due && atomic_load_explicit(&running, memory_order_relaxed))
+        sched_yield();
+}
+
+int pt_progress_thread_wanted(void)
+{
+    const char *v = getenv("PARTITA_PROGRESS_THREAD");
+    return v && !strcmp(v, "1"); /* any other value but 0 stops MPI_Init (settings.c) */
+}
+
+static void *loop(void *arg)
+{
+    (void)arg;
+#ifdef __linux__
+    /* Linux lets a sleep overrun by the thread's timer slack, 50 us by
+     * default: more than the interval, and enough for a laggard of 100 us to
+     * arrive before a stalled group is seen twice and flushed. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
+    /* With nothing to watch (no armed timer request, orphan or set-up
+     * waiter: between rounds, while the application computes before its
+     * first MPI_Pready, or in a process that only receives) the thread waits
+     * for a kick, or IDLE_NS at most: on a node with no core to spare,
+     * waking every interval would take CPU from the ranks themselves. */
+    struct timespec pause = { 0, interval_ns }, lazy = { 0, IDLE_NS };
+    while (atomic_load_explicit(&running, memory_order_acquire)) {
+        pt_background_next next;
+        pt_background_poll(&next);
+        if (!pt_background_pending())
+            idle_wait();
+        else if (next.timer_due - pt_now_ns() < SPIN_NS)
+            spin_until(next.timer_due);
+        else
+            nanosleep(next.regular ? &pause : &lazy, NULL); /* lazy: receives their application polls */
+    }
+    return NULL;
+}
+
+int pt_progress_thread_start(char *err, unsigned long errlen)
+{
+    const char *v = getenv("PARTITA_PROGRESS_US");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        double us = strtod(v, &end);
+        if (end == v || *end || errno || !(us >= 1 && us <= 1e6)) {
+            snprintf(err, errlen, "PARTITA_PROGRESS_US='%s' is not a number of microseconds in [1, 1e6]", v);
+            return -1;
+        }
+        interval_ns = (long)(us * 1e3);
+    }
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE) {
+        snprintf(err, errlen, "PARTITA_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, the MPI library provides less");
+        return -1;
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&idle_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    atomic_store(&running, 1);
+    if (pthread_create(&thread, NULL, loop, NULL) != 0) {
+        atomic_store(&running, 0);
+        snprintf(err, errlen, "could not create the progress thread");
+        return -1;
+    }
+    return 0;
+}
+
+void pt_progress_thread_stop(void)
+{
+    if (atomic_exchange(&running, 0)) {
+        pt_progress_thread_kick();
+        pthread_join(thread, NULL);
+        pthread_cond_destroy(&idle_cond);
+    }
+}

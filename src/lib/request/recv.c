@@ -1,0 +1,291 @@
+/* Receiver lifecycle: the set-up message (which names the sender's
+ * transport), the receive plan (recv_plan.c), progress through the
+ * transport, MPI_Parrived and completion. A receiver partition is reported
+ * arrived once every transport message overlapping its bytes is in (and,
+ * for a non-contiguous datatype, unpacked from staging). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partita/partita.h"
+#include "planner/planner.h"
+#include "request/errors.h"
+#include "request/request.h"
+#include "request/runtime.h"
+#include "request/setup_waiters.h"
+#include "transport/transport.h"
+
+int pt_recv_init(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    r->round = -1;
+    r->arrived = calloc((size_t)req->partitions, sizeof *r->arrived);
+    req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
+    if (!r->arrived || !req->hs_buf)
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Precv_init", "out of memory for %d partitions", req->partitions);
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    /* Posted now, in init order: MPI's ordering pairs it with the sender's
+     * init-time set-up message of the same (communicator, peer, tag). */
+    int rc = PMPI_Irecv(req->hs_buf, PT_HS_LEN, MPI_INT64_T, req->peer, req->tag, req->shadow, &req->hs_req);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, "MPI_Precv_init", "MPI_Irecv of the set-up message");
+}
+
+/* The sender's layout: groups (at most one message per partition), or the
+ * buffer cut into byte-balanced pieces of at least one byte, which the timer
+ * never splits further. */
+static int layout_ok(const int64_t *hs)
+{
+    if (!(hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT))
+        return hs[PT_HS_NTRANS] <= hs[PT_HS_PARTS];
+    return hs[PT_HS_NTRANS] <= INT_MAX && hs[PT_HS_PART_BYTES] > 0 &&
+           (hs[PT_HS_NTRANS] + hs[PT_HS_PARTS] - 1) / hs[PT_HS_PARTS] <= hs[PT_HS_PART_BYTES] && /* >= 1 byte each */
+           !(hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT);
+}
+
+/* The set-up message has arrived: pick the sender's transport, build the
+ * receive plan and let the transport set up its side. */
+static int setup(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    memcpy(r->hs, req->hs_buf, sizeof r->hs);
+    const int64_t *hs = r->hs;
+    const struct pt_transport_ops *ops = pt_transport_by_index(hs[PT_HS_TRANSPORT]);
+    r->ready = 1;
+    if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
+        !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 || !ops ||
+        hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT) {
+        r->error = PT_E_SETUP; /* reported when the round completes */
+        return MPI_SUCCESS;
+    }
+    r->sparts = (int)hs[PT_HS_PARTS];
+    r->ntrans = (int)hs[PT_HS_NTRANS];
+    r->sent_bytes = (size_t)hs[PT_HS_PARTS] * (size_t)hs[PT_HS_PART_BYTES];
+    pt_recv_plan_build(req);
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return MPI_SUCCESS;
+    req->tp_ops = ops;
+    ops->recv_setup(req);
+    if (!r->error || r->error == PT_E_TRUNCATE)
+        r->split = (hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) != 0;
+    return MPI_SUCCESS;
+}
+
+/* Reset the per-round state and post this round's receives. */
+static int begin_round(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return MPI_SUCCESS;
+    pt_recv_plan_reset(req);
+    return req->tp_ops->recv_start(req);
+}
+
+int pt_recv_start(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    r->round++;
+    memset((void *)r->arrived, 0, (size_t)req->partitions * sizeof *r->arrived);
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    if (!r->ready) {
+        int flag = 0;
+        int rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of the set-up message");
+        if (!flag) {
+            pt_waiters_add(req); /* posted by pt_recv_progress once the set-up message is in */
+            return MPI_SUCCESS;
+        }
+        if ((rc = setup(req)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (r->split)
+        pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
+    return begin_round(req);
+}
+
+int pt_recv_progress(pt_request *req, int lo, int hi)
+{
+    pt_recv_side *r = &req->u.r;
+    int rc;
+    if (req->proc_null)
+        return MPI_SUCCESS;
+    if (!r->ready) {
+        int flag = 0;
+        if ((rc = PMPI_Test(&req->hs_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of the set-up message");
+        if (!flag)
+            return MPI_SUCCESS;
+        if ((rc = setup(req)) != MPI_SUCCESS)
+            return rc;
+        if (atomic_load_explicit(&req->active, memory_order_acquire) && (rc = begin_round(req)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return MPI_SUCCESS;
+    return req->tp_ops->recv_progress(req, lo, hi);
+}
+
+int pt_recv_all_arrived(const pt_request *req)
+{
+    return req->u.r.ready && req->u.r.narrived == req->partitions;
+}
+
+int pt_recv_round_done(const pt_request *req)
+{
+    const pt_recv_side *r = &req->u.r;
+    return req->proc_null ||
+           (r->ready && ((r->error && r->error != PT_E_TRUNCATE) ||
+                         (r->ndone == r->ntrans && req->tp_ops->recv_settled(req))));
+}
+
+void pt_recv_fill_status(const pt_request *req, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    if (req->proc_null) {
+        pt_fill_empty_status(status);
+        status->MPI_SOURCE = MPI_PROC_NULL;
+        return;
+    }
+    const pt_recv_side *r = &req->u.r;
+    status->MPI_SOURCE = req->peer;
+    status->MPI_TAG = req->tag;
+    status->MPI_ERROR = !r->error                     ? MPI_SUCCESS
+                        : r->error == PT_E_INTERNAL ? pt_mpi_code(r->error_code, "completion", r->error_call)
+                                                    : pt_error_code((pt_err)r->error);
+    PMPI_Status_set_elements_x(status, MPI_BYTE,
+                               r->error == PT_E_TRUNCATE ? (MPI_Count)(req->part_bytes * (size_t)req->partitions)
+                               : r->error               ? 0
+                                                        : (MPI_Count)r->sent_bytes);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+/* Most MPI_Parrived misses in a row, in increasing partition order, between
+ * two tests of MPI. */
+#define PARRIVED_TEST_EVERY 64
+
+/* Whether this miss should test MPI. A polling loop asks about many partitions
+ * that one message carries: testing MPI at every miss made a sweep over 512
+ * partitions cost 512 MPI_Test calls (about 10 us under Open MPI, whose test
+ * runs its whole progress engine), and the arrivals were seen up to a sweep
+ * late. So a miss tests when the caller starts a new pass (a partition at or
+ * below the last missed one: also every call of a loop polling one
+ * partition) and otherwise every PARRIVED_TEST_EVERY-th miss. The counters
+ * are hints: relaxed loads and stores, a lost update only moves a test. */
+static int miss_should_test(pt_recv_side *r, int partition)
+{
+    int last = atomic_load_explicit(&r->last_miss, memory_order_relaxed);
+    unsigned n = atomic_load_explicit(&r->misses, memory_order_relaxed) + 1;
+    atomic_store_explicit(&r->last_miss, partition, memory_order_relaxed);
+    if (partition > last && n < PARRIVED_TEST_EVERY) {
+        atomic_store_explicit(&r->misses, n, memory_order_relaxed);
+        return 0;
+    }
+    atomic_store_explicit(&r->misses, 0, memory_order_relaxed);
+    return 1;
+}
+
+int Partita_Parrived(MPI_Request request, int partition, int *flag)
+{
+    if (request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "MPI_Parrived", "the request is not a partitioned request");
+    if (req->is_send)
+        return pt_fail(req->comm, PT_E_PARRIVED_SEND, "MPI_Parrived", "the request is a partitioned send request");
+    if (partition < 0 || partition >= req->partitions)
+        return pt_fail(req->comm, PT_E_PARTITION_RANGE, "MPI_Parrived",
+                       "partition %d is outside [0, %d), the request's partitions (round %d)", partition,
+                       req->partitions, pt_request_round(req));
+    pt_recv_side *r = &req->u.r;
+    if (!atomic_load_explicit(&req->active, memory_order_acquire) || req->proc_null ||
+        atomic_load_explicit(&r->arrived[partition], memory_order_acquire)) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    /* The progress call scans the request in order as well as testing this
+     * partition's messages: no message is left untested however the calls
+     * are ordered. */
+    if (!miss_should_test(r, partition)) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    pt_enter("MPI_Parrived");
+    pt_background_progress();
+    int rc = MPI_SUCCESS;
+    /* Another thread progressing this request does our work too. */
+    if (pt_progress_trylock(req) == 0) {
+        if (r->split) /* only the progress thread's schedule of split receives reads it */
+            pt_recv_app_polled(req);
+        int lo = -1, hi = -1;
+        if (r->ready && !r->error && r->ntrans > 0) {
+            /* The messages overlapping this partition: a binary search on their
+             * receiver-partition ranges, which are sorted. */
+            int a = 0, b = r->ntrans - 1;
+            while (a < b) {
+                int m = (a + b) / 2;
+                if (r->phi[m] < partition)
+                    a = m + 1;
+                else
+                    b = m;
+            }
+            lo = hi = a;
+            while (hi + 1 < r->ntrans && r->plo[hi + 1] <= partition)
+                hi++;
+        }
+        rc = pt_recv_progress(req, lo, hi);
+        pt_progress_unlock(req);
+    } else {
+        pt_recv_app_polled(req);
+    }
+    *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
+    return rc;
+}
+
+int pt_recv_report_error(pt_request *req, const char *call)
+{
+    pt_recv_side *r = &req->u.r;
+    size_t holds = req->part_bytes * (size_t)req->partitions;
+    switch (r->error) {
+    case PT_E_TRUNCATE:
+        return pt_fail(req->comm, PT_E_TRUNCATE, call,
+                       "the sender sends %zu bytes per round (%d partitions of %zu bytes), the partitioned receive "
+                       "holds %zu (%d partitions of %zu bytes), round %d; the first %zu bytes were delivered",
+                       r->sent_bytes, r->sparts, r->sent_bytes / (size_t)(r->sparts ? r->sparts : 1), holds,
+                       req->partitions, req->part_bytes, pt_request_round(req), holds);
+    case PT_E_INTERNAL:
+        return pt_fail_mpi(req->comm, r->error_code, call, r->error_call);
+    case PT_E_TOO_BIG:
+        return pt_fail(req->comm, PT_E_TOO_BIG, call, "the sender's transport messages are over INT_MAX bytes");
+    case PT_E_NO_MEM:
+        return pt_fail(req->comm, PT_E_NO_MEM, call, "out of memory building the receive plan (%d messages)",
+                       r->ntrans);
+    default:
+        return pt_fail(req->comm, (pt_err)r->error, call, "malformed set-up message from rank %d", req->peer);
+    }
+}
+
+void pt_recv_app_polled(pt_request *req)
+{
+    atomic_store_explicit(&req->u.r.app_polled_ns, pt_now_ns(), memory_order_relaxed);
+}
+
+int pt_recv_app_polling(const pt_request *req)
+{
+    int64_t last = atomic_load_explicit(&req->u.r.app_polled_ns, memory_order_relaxed);
+    return pt_now_ns() - last < PT_APP_POLLING_NS;
+}
+
+void pt_recv_destroy(pt_request *req)
+{
+    pt_waiters_remove(req);
+    if (req->tp_ops)
+        req->tp_ops->recv_destroy(req);
+    pt_recv_plan_free(req);
+    free((void *)req->u.r.arrived);
+}

@@ -1,0 +1,236 @@
+/* The partitioned request object, shared by the layers below the lifecycle
+ * (flush/ marks and flushes the sender's groups, transport/ moves the bytes,
+ * its private state hanging off `tp`), and the lifecycle's own calls. */
+#ifndef PARTITA_REQUEST_H
+#define PARTITA_REQUEST_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request/handle_table.h"
+#include "request/settings.h"
+
+struct pt_transport_ops;
+struct pt_run;
+
+#define PT_CACHE_LINE 64
+
+/* Sender: one transport message, which waits for the user partitions it
+ * holds bytes of: a group of consecutive partitions, or one piece of a cut
+ * plan, whose first and last partitions may be shared with the neighbouring
+ * pieces. Its partitions are counted in chunks of up to 64 (pt_chunk);
+ * `remaining` counts the chunks still incomplete and is touched only when a
+ * chunk completes. Each group and each chunk has its own cache line. */
+typedef struct pt_group {
+    _Alignas(PT_CACHE_LINE) atomic_int remaining; /* chunks not yet complete this round */
+    atomic_int state;                             /* timer: PT_GROUP_OPEN/WHOLE/SPLIT */
+    atomic_int issued;                            /* 1 once this round's message is started */
+    int nchunks;
+    int first_chunk;                              /* its chunks are first_chunk .. first_chunk+nchunks-1 */
+    int first;                                    /* the first user partition it waits for */
+    atomic_int seen_marked;                       /* timer: partitions marked at the last check */
+    atomic_int flushed_marked;                    /* timer, RUNS: partitions marked at the last flush */
+    _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
+} pt_group;
+
+/* Up to 64 consecutive partitions of one group: MPI_Pready sets the
+ * partition's bit with one atomic add, which also detects a partition marked
+ * twice; the thread whose bit completes the mask completes the chunk. */
+typedef struct pt_chunk {
+    _Alignas(PT_CACHE_LINE) _Atomic uint64_t mask;
+    uint64_t full;
+    uint64_t shared; /* cut: partitions the next message(s) hold bytes of too */
+    int group;
+} pt_chunk;
+
+/* Timer: a group is OPEN until sent whole (WHOLE) or split by a flush. A
+ * split group with few partitions left (PT_LATE_MAX) sends each later one
+ * alone on its late tag (SPLIT); with more left it goes on in headed runs,
+ * flushed like an open group when its marking stalls, the rest sent by its
+ * last contributor (RUNS): one message per late partition made 150,000
+ * partitions take minutes. */
+enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2, PT_GROUP_RUNS = 3 };
+#define PT_LATE_MAX 64
+
+/* Per user partition (sender, timer policy): 0 not ready, 1 ready, 2 sent in a run. */
+enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
+
+/* The set-up message a sender sends once, at init, on the shadow communicator
+ * with the user's tag: MPI's ordering then pairs requests in init order. It
+ * names the transport (its index in transport/select.c), so the receiver
+ * picks the same one, and carries one word of the transport's own
+ * (PT_HS_TRANSPORT_ARG: the MPI transport's first data tag). */
+enum {
+    PT_HS_MAGIC, PT_HS_PARTS, PT_HS_NTRANS, PT_HS_PART_BYTES, PT_HS_TRANSPORT_ARG, PT_HS_FLAGS,
+    PT_HS_POLICY, PT_HS_TRANSPORT, PT_HS_LEN
+};
+#define PT_HS_MAGIC_VALUE 0x70617274697461LL /* "partita" */
+#define PT_HS_FLAG_SPLIT 1                   /* timer policy: groups may be sent in runs */
+#define PT_HS_FLAG_CUT 2                     /* the buffer is cut in byte-balanced pieces (planner.h) */
+
+typedef struct pt_send_side {
+    int ntrans;              /* transport messages: groups of consecutive partitions, or the cut's pieces */
+    int cut;                 /* the buffer is cut in byte-balanced pieces (PT_HS_FLAG_CUT) */
+    int *bound;              /* ntrans+1 group boundaries in user partitions (groups only) */
+    pt_group *groups;        /* ntrans, cache-line aligned */
+    pt_chunk *chunks;        /* nchunks, cache-line aligned */
+    int nchunks;
+    uint32_t *slot;          /* per user partition: chunk << 6 | bit, in the first message it has bytes in */
+    atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
+    atomic_int groups_done;  /* groups whose last contributor has issued everything */
+    atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
+    atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */
+    /* timer policy */
+    int split;                  /* PT_HS_FLAG_SPLIT negotiated */
+    int64_t delta_ns;           /* how long a partly ready group may wait */
+    pthread_mutex_t split_lock; /* orders claims of partitions and the sends of runs */
+    int lock_made;              /* split_lock is initialised */
+    unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
+    struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
+    int nruns;                  /* runs and lone partitions sent early this round */
+    int round;                  /* Start count - 1 */
+} pt_send_side;
+
+typedef struct pt_recv_side {
+    int ready;               /* set-up message processed */
+    int64_t hs[PT_HS_LEN];   /* the set-up message */
+    int sparts;              /* sender's partitions */
+    int ntrans;              /* transport messages per round (the sender's nmsg) */
+    size_t sent_bytes;       /* bytes the sender sends per round */
+    size_t *tstart;          /* ntrans+1 byte offsets of the transport messages */
+    int *plo, *phi;          /* per transport message: receiver partitions it overlaps */
+    int *need;               /* per receiver partition: overlapping messages (template) */
+    int *missing;            /* per receiver partition: overlapping messages still missing */
+    atomic_uchar *arrived;   /* per receiver partition */
+    int narrived;            /* receiver partitions arrived this round */
+    unsigned char *tdone;    /* per transport message, this round: every byte of it is in */
+    int ndone;
+    _Atomic int64_t app_polled_ns; /* when the application last made it test MPI (Parrived, Test, Wait) */
+    atomic_uint misses;      /* MPI_Parrived misses since MPI was last tested */
+    atomic_int last_miss;    /* the partition of the last miss */
+    char *staging;           /* non-contiguous receive types: bytes land here first */
+    char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
+    int error;               /* pt_err kind detected (e.g. PT_E_TRUNCATE), reported at completion */
+    int error_code;          /* PT_E_INTERNAL: the internal call's code, and its name */
+    const char *error_call;
+    /* timer policy: groups that may come in runs (the group accounting) */
+    int split;
+    int *group_missing;      /* per transport message: sender partitions not yet in (runs) */
+    unsigned char *sin;      /* per sender partition, this round: in, by a run */
+    int round;               /* Start count - 1 */
+} pt_recv_side;
+
+typedef struct pt_request {
+    MPI_Request handle;      /* the user's handle (a never-started proxy request) */
+    int is_send;
+    int serial;              /* thread level below MULTIPLE: no two MPI calls run at once */
+    atomic_int active;       /* between Start and completion */
+    int proc_null;           /* peer is MPI_PROC_NULL: every round completes at once */
+    int complete_pending;    /* the round finished; Wait/Test has not reported it yet */
+    /* what the user described */
+    char *buf;
+    int partitions;
+    MPI_Count count;         /* elements per partition */
+    MPI_Datatype type;       /* our own duplicate: the user may free theirs */
+    int peer, tag;
+    MPI_Comm comm;
+    /* derived */
+    size_t type_size;
+    MPI_Aint extent, true_lb;
+    int contiguous;          /* the whole buffer is one contiguous byte range */
+    size_t part_bytes;       /* bytes of one user partition */
+    int peer_world;          /* peer's rank in the data communicator */
+    MPI_Comm shadow;         /* private twin of comm for the set-up message */
+    pt_settings settings;
+    pthread_mutex_t progress_lock; /* serialises MPI calls on this request's internals (pt_progress_lock) */
+    int64_t *hs_buf;         /* set-up message buffer (owned by the orphan list once freed) */
+    MPI_Request hs_req;
+    const struct pt_transport_ops *tp_ops; /* how this request's bytes move (transport/transport.h) */
+    void *tp;                /* that transport's private state */
+    union {
+        pt_send_side s;
+        pt_recv_side r;
+    } u;
+} pt_request;
+
+/* request.c */
+static inline pt_request *pt_lookup(MPI_Request handle)
+{
+    return handle == MPI_REQUEST_NULL ? NULL : pt_table_find(handle);
+}
+void pt_fill_empty_status(MPI_Status *status);
+/* The request's current (or last) round, counted from 1 (0: never started). */
+static inline int pt_request_round(const pt_request *req)
+{
+    return (req->is_send ? req->u.s.round : req->u.r.round) + 1;
+}
+int pt_request_start(pt_request *req);
+/* Progress and report: returns MPI_SUCCESS and sets *done when the round is
+ * complete (then the request becomes inactive and *status is filled). */
+int pt_request_test(pt_request *req, int *done, MPI_Status *status);
+/* Like pt_request_test but leaves the request active (Request_get_status). */
+int pt_request_peek(pt_request *req, int *done, MPI_Status *status);
+int pt_request_wait(pt_request *req, MPI_Status *status);
+int pt_request_free(MPI_Request *handle);
+
+/* send.c (sender lifecycle: plan, marking state, transport, set-up message) */
+int pt_send_init(pt_request *req);
+void pt_send_start(pt_request *req);
+int pt_send_progress(pt_request *req, int *done);
+void pt_send_destroy(pt_request *req);
+
+/* recv.c (receiver lifecycle) */
+int pt_recv_init(pt_request *req);
+int pt_recv_start(pt_request *req);
+/* Progress the receive side: the set-up message, then the transport's
+ * progress (its in-order scan and, when lo >= 0, messages lo..hi too: those
+ * of one partition). Call with progress_lock held. */
+int pt_recv_progress(pt_request *req, int lo, int hi);
+int pt_recv_round_done(const pt_request *req);
+/* Every receive partition was reported arrived this round. */
+int pt_recv_all_arrived(const pt_request *req);
+void pt_recv_destroy(pt_request *req);
+void pt_recv_fill_status(const pt_request *req, MPI_Status *status);
+/* Report the round's deferred error (r->error) through the handler, naming call. */
+int pt_recv_report_error(pt_request *req, const char *call);
+/* The application tested MPI for this receive (Parrived, Test, Wait); and
+ * whether it did so within PT_APP_POLLING_NS: then background progress
+ * (the progress thread) leaves the request alone. A second thread driving
+ * MPI next to a polling one only contends with it: on 2 cores, copies of
+ * late partitions ran up to 5x slower. */
+void pt_recv_app_polled(pt_request *req);
+int pt_recv_app_polling(const pt_request *req);
+#define PT_APP_POLLING_NS 100000
+
+/* recv_plan.c (the receive plan: which receive partitions each message
+ * covers, arrival, unpacking; the upcalls of transport.h) */
+/* The set-up message is in r->hs and valid: build the plan. Records a
+ * deferred error in r->error (reported when the round completes). */
+void pt_recv_plan_build(pt_request *req);
+/* A round begins: nothing is in yet (partitions no data comes for are). */
+void pt_recv_plan_reset(pt_request *req);
+void pt_recv_plan_free(pt_request *req);
+
+/* The progress lock is taken only when MPI calls may overlap. A serial
+ * request's calls never do (the application serialises them, and a progress
+ * thread makes the level MULTIPLE), and the lock and unlock were two atomic
+ * operations in every MPI_Parrived poll. */
+static inline int pt_progress_trylock(pt_request *req)
+{
+    return req->serial ? 0 : pthread_mutex_trylock(&req->progress_lock);
+}
+static inline void pt_progress_lock(pt_request *req)
+{
+    if (!req->serial)
+        pthread_mutex_lock(&req->progress_lock);
+}
+static inline void pt_progress_unlock(pt_request *req)
+{
+    if (!req->serial)
+        pthread_mutex_unlock(&req->progress_lock);
+}
+
+#endif

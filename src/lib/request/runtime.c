@@ -1,0 +1,93 @@
+/* Partita_Init_hook / Partita_Comm_attach / Partita_Finalize_hook. */
+#include "request/runtime.h"
+
+#include <stdio.h>
+
+#include "flush/timer_registry.h"
+#include "partita/partita.h"
+#include "request/comm_shadow.h"
+#include "request/errors.h"
+#include "request/handle_table.h"
+#include "request/orphans.h"
+#include "request/progress_thread.h"
+#include "request/settings.h"
+#include "request/setup_waiters.h"
+#include "transport/transport.h"
+
+static int initialised;
+static int tag_ub = 32767;
+static char init_error[512];
+
+int pt_initialised(void) { return initialised; }
+int pt_tag_ub(void) { return tag_ub; }
+const char *pt_init_error(void) { return init_error; }
+const char *Partita_Init_error(void) { return init_error; }
+int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE; }
+
+int pt_background_pending(void) { return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending(); }
+
+void pt_background_poll(pt_background_next *next)
+{
+    pt_orphans_poll();
+    int help = pt_waiters_poll();
+    int64_t due = pt_timers_poll();
+    if (next) {
+        next->timer_due = due;
+        next->regular = help || pt_orphans_pending() || pt_timers_pending();
+    }
+}
+
+void pt_background_progress(void) { pt_background_poll(NULL); }
+
+int Partita_Init_hook(void)
+{
+    if (initialised)
+        return MPI_SUCCESS;
+    int flag = 0;
+    PMPI_Initialized(&flag);
+    if (!flag) {
+        snprintf(init_error, sizeof init_error, "Partita_Init_hook called before MPI_Init");
+        return MPI_ERR_OTHER;
+    }
+    if (pt_settings_load_env(init_error, sizeof init_error) != 0)
+        return MPI_ERR_OTHER;
+    pt_errors_init();
+    int *ub = NULL;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    tag_ub = (flag && ub) ? *ub : 32767;
+    int rc = pt_transports_init(init_error, sizeof init_error); /* connect: e.g. the data communicator */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* An armed timer request wakes the progress thread (a callback: the
+     * flush layer does not call up into the lifecycle). */
+    pt_timers_on_arm(pt_progress_thread_kick);
+    if ((rc = pt_shadow_init()) != MPI_SUCCESS || (rc = pt_shadow_attach(MPI_COMM_WORLD)) != MPI_SUCCESS ||
+        (rc = pt_shadow_attach(MPI_COMM_SELF)) != MPI_SUCCESS) {
+        snprintf(init_error, sizeof init_error, "could not create private communicators");
+        return rc;
+    }
+    initialised = 1;
+    if (pt_progress_thread_wanted() && pt_progress_thread_start(init_error, sizeof init_error) != 0)
+        return MPI_ERR_OTHER;
+    return MPI_SUCCESS;
+}
+
+int Partita_Comm_attach(MPI_Comm comm)
+{
+    if (!initialised)
+        return MPI_SUCCESS; /* nothing partitioned can happen before init */
+    return pt_shadow_attach(comm);
+}
+
+int Partita_Finalize_hook(void)
+{
+    if (!initialised)
+        return MPI_SUCCESS;
+    pt_progress_thread_stop();
+    pt_orphans_finalize();
+    pt_shadow_finalize();
+    pt_transports_finalize();
+    pt_table_release();
+    initialised = 0;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,42 @@
+/* The waiting receive requests (setup_waiters.h), on a shared request list. */
+#include "request/setup_waiters.h"
+
+#include "request/request.h"
+#include "request/request_list.h"
+
+static pt_request_list waiters = PT_REQUEST_LIST_INIT;
+
+void pt_waiters_add(struct pt_request *req) { pt_list_add(&waiters, req); }
+void pt_waiters_remove(struct pt_request *req) { pt_list_remove(&waiters, req); }
+int pt_waiters_pending(void) { return pt_list_pending(&waiters); }
+
+/* Whether this thread's poll met a receive that needs background help. */
+static _Thread_local int poll_help;
+
+/* Progress one waiting receive; 1 once it no longer needs the list. */
+static int visit(pt_request *req)
+{
+    int settled = 0;
+    if (pt_progress_trylock(req) == 0) {
+        int active = atomic_load_explicit(&req->active, memory_order_acquire);
+        /* Set up, and the application polls it: leave it to the application. */
+        if (active && !(req->u.r.ready && pt_recv_app_polling(req))) {
+            pt_recv_progress(req, -1, -1);
+            poll_help = 1;
+        }
+        /* Done here once set up, unless runs of split groups may still come
+         * this round (timer policy): those wait for the round to end. */
+        settled = req->u.r.ready && (!req->u.r.split || !active || pt_recv_round_done(req));
+        pt_progress_unlock(req);
+    } else {
+        poll_help = 1; /* busy elsewhere: look again soon */
+    }
+    return settled;
+}
+
+int pt_waiters_poll(void)
+{
+    poll_help = 0;
+    pt_list_poll(&waiters, visit);
+    return poll_help;
+}

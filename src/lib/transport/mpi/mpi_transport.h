@@ -1,0 +1,97 @@
+/* The MPI point-to-point transport: each message is a persistent send and a
+ * pre-posted persistent receive on its own tag of a private data
+ * communicator (a duplicate of MPI_COMM_WORLD, peers addressed by world
+ * rank). Under the timer policy a group may instead go in runs: headed runs
+ * on the request's split tag, partitions alone on their late tags, and an
+ * empty terminator on the group's tag, which completes the receiver's
+ * whole-group receive (send.c, recv.c, recv_runs.c). */
+#ifndef PARTITA_MPI_TRANSPORT_H
+#define PARTITA_MPI_TRANSPORT_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+struct pt_request;
+
+extern const pt_transport_ops pt_mpi_transport;
+
+/* The private twin of MPI_COMM_WORLD that carries all transport messages. */
+MPI_Comm pt_data_comm(void);
+
+/* Header of one run of a split group (timer policy), sent on the split tag
+ * just before the run's data. A group's first flush of a round is a series
+ * of headed runs, the last one flagged: the receiver then posts a receive on
+ * the late tag of every other partition of the group, and the sender sends
+ * each of those alone, without a header. */
+enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_FLAGS, PT_RUN_LEN };
+#define PT_RUN_FLAG_LAST 1 /* the last headed run of the group's first flush */
+
+/* Tags of a timer request past its ntrans group tags: the split tag carries
+ * headed runs, and sender partition p sent alone goes on its own late tag. */
+static inline int pt_split_tag(int tag_base, int ntrans) { return tag_base + ntrans; }
+static inline int pt_late_tag(int tag_base, int ntrans, int p) { return tag_base + ntrans + 1 + p; }
+
+typedef struct pt_mpi_send {
+    MPI_Request *treq;        /* persistent sends, one per message */
+    int nmsg;                 /* those that exist */
+    int tag_base, tag_count;  /* data tags [tag_base, tag_base+tag_count) on the data comm */
+    int completed_upto;       /* treq[0..completed_upto) known complete this round */
+    /* timer policy: runs */
+    pthread_mutex_t xlock;    /* xreq, nx, xhdr, nhdr; keeps each header next to its data */
+    MPI_Request *xreq;        /* run headers, run data and terminators of this round */
+    int64_t *xhdr;            /* PT_RUN_LEN per header */
+    int nx, xcap;             /* used / capacity of xreq */
+    int nhdr;                 /* headers used this round */
+} pt_mpi_send;
+
+/* Receiver, per sender partition of a split group (timer policy). */
+enum { PT_SP_NONE = 0, PT_SP_RUN = 1, PT_SP_LATE = 2 };
+
+typedef struct pt_mpi_recv {
+    MPI_Request *treq;        /* persistent receive of each whole message */
+    int nreq;                 /* those that exist */
+    int tag_base;
+    unsigned char *tin;       /* per message, this round: its receive completed */
+    int nin;
+    int scan_from;            /* messages before it have all completed this round */
+    /* timer policy: runs of split groups (recv_runs.c) */
+    int split;
+    int64_t hdr_in[PT_RUN_LEN];  /* header being received */
+    int64_t run_hdr[PT_RUN_LEN]; /* header of the run being received (or stashed) */
+    MPI_Request hdr_req, run_req;
+    int hdr_posted, run_posted, have_stash;
+    unsigned char *sstate;   /* per sender partition, this round: PT_SP_* */
+    MPI_Request *lreq;       /* posted receives of lone late partitions (first nlate used) */
+    int *lpart;              /* the sender partition of each */
+    int *lidx;               /* MPI_Testsome's indices */
+    int nlate;
+    int late_from;           /* where the next test of lreq starts (recv_runs.c: test_late) */
+} pt_mpi_recv;
+
+/* The operations (send.c, recv.c). */
+int pt_mpi_send_init(struct pt_request *req);
+void pt_mpi_send_start(struct pt_request *req);
+int pt_mpi_send_message(struct pt_request *req, int j);
+int pt_mpi_send_runs(struct pt_request *req, int g, const pt_run *runs, int n, int flags);
+int pt_mpi_send_finish_group(struct pt_request *req, int g);
+int pt_mpi_send_progress(struct pt_request *req, int all_issued, int *done);
+void pt_mpi_send_destroy(struct pt_request *req);
+int pt_mpi_recv_setup(struct pt_request *req);
+int pt_mpi_recv_start(struct pt_request *req);
+int pt_mpi_recv_progress(struct pt_request *req, int lo, int hi);
+int pt_mpi_recv_settled(const struct pt_request *req);
+void pt_mpi_recv_destroy(struct pt_request *req);
+
+/* Isend user partitions [first, end) on the data communicator (send.c). */
+int pt_mpi_span_isend(struct pt_request *req, int first, int end, int tag, MPI_Request *out);
+
+/* recv_runs.c */
+int pt_mpi_runs_setup(struct pt_request *req);
+int pt_mpi_runs_round_start(struct pt_request *req);
+int pt_mpi_runs_progress(struct pt_request *req);
+void pt_mpi_runs_destroy(struct pt_request *req);
+
+#endif

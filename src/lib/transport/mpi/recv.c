@@ -1,0 +1,180 @@
+/* The MPI transport, receiver: a persistent receive per message, posted at
+ * each round's start (the round's credit), tested in order; under the timer
+ * policy the runs of split groups (recv_runs.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "request/errors.h"
+#include "request/request.h"
+#include "transport/mpi/mpi_transport.h"
+
+static pt_mpi_recv *state(const pt_request *req) { return req->tp; }
+
+int pt_mpi_recv_setup(pt_request *req)
+{
+    pt_recv_side *r = &req->u.r;
+    int N = r->ntrans;
+    if (r->hs[PT_HS_TRANSPORT_ARG] < 0) {
+        r->error = PT_E_SETUP; /* a malformed set-up message: reported when the round completes */
+        return MPI_SUCCESS;
+    }
+    pt_mpi_recv *t = calloc(1, sizeof *t);
+    if (t) {
+        req->tp = t;
+        t->tag_base = (int)r->hs[PT_HS_TRANSPORT_ARG];
+        t->treq = malloc((size_t)N * sizeof *t->treq);
+        t->tin = calloc((size_t)N, 1);
+    }
+    if (!t || !t->treq || !t->tin) {
+        r->error = PT_E_NO_MEM;
+        return MPI_SUCCESS;
+    }
+    for (int j = 0; j < N; j++) {
+        int rc = PMPI_Recv_init(r->dest + r->tstart[j], (int)(r->tstart[j + 1] - r->tstart[j]), MPI_BYTE,
+                                req->peer_world, t->tag_base + j, pt_data_comm(), &t->treq[j]);
+        if (rc != MPI_SUCCESS) {
+            r->error = PT_E_INTERNAL;
+            r->error_code = rc;
+            r->error_call = "MPI_Recv_init";
+            return MPI_SUCCESS; /* reported when the round completes */
+        }
+        t->nreq = j + 1;
+    }
+    if ((r->hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) && pt_mpi_runs_setup(req) != MPI_SUCCESS)
+        r->error = PT_E_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+int pt_mpi_recv_start(pt_request *req)
+{
+    pt_mpi_recv *t = state(req);
+    memset(t->tin, 0, (size_t)t->nreq);
+    t->nin = 0;
+    t->scan_from = 0;
+    int rc = PMPI_Startall(t->nreq, t->treq);
+    if (rc == MPI_SUCCESS && t->split)
+        rc = pt_mpi_runs_round_start(req);
+    return rc == MPI_SUCCESS ? rc
+                             : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Startall of the transport receives");
+}
+
+/* Receive of message j completed with `bytes` bytes: whole, or the empty
+ * terminator of a group that came in runs (then the runs report it). */
+static void received(pt_request *req, int j, int bytes)
+{
+    pt_mpi_recv *t = state(req);
+    const pt_recv_side *r = &req->u.r;
+    if (t->tin[j])
+        return;
+    t->tin[j] = 1;
+    t->nin++;
+    if (!(t->split && bytes == 0 && r->tstart[j + 1] > r->tstart[j]))
+        pt_recv_message_done(req, j);
+}
+
+/* Test the messages in order from scan_from and stop at the first one still
+ * missing. One progress poll moves only a few messages, so testing all n at
+ * every poll made a round O(n^2); messages further on still move, and are
+ * found complete at once when the scan reaches them (MPI_Parrived also tests
+ * its own partition's messages, test_range). */
+static int scan_in_order(pt_request *req)
+{
+    pt_mpi_recv *t = state(req);
+    int rc;
+    while (t->scan_from < t->nreq) {
+        int j = t->scan_from;
+        if (!t->tin[j]) {
+            int flag = 0;
+            MPI_Status st;
+            if ((rc = PMPI_Test(&t->treq[j], &flag, &st)) != MPI_SUCCESS)
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a transport receive");
+            if (!flag)
+                break;
+            int bytes = 0;
+            PMPI_Get_count(&st, MPI_BYTE, &bytes);
+            received(req, j, bytes);
+        }
+        t->scan_from++;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Test messages lo..hi (those overlapping one partition). */
+static int test_range(pt_request *req, int lo, int hi)
+{
+    pt_mpi_recv *t = state(req);
+    int rc;
+    if (hi - lo < 8) {
+        for (int j = lo; j <= hi; j++) {
+            if (t->tin[j])
+                continue;
+            int flag = 0;
+            MPI_Status st;
+            if ((rc = PMPI_Test(&t->treq[j], &flag, &st)) != MPI_SUCCESS)
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a transport receive");
+            if (flag) {
+                int bytes = 0;
+                PMPI_Get_count(&st, MPI_BYTE, &bytes);
+                received(req, j, bytes);
+            }
+        }
+    } else {
+        int n = hi - lo + 1, out = 0;
+        int *idx = malloc((size_t)n * sizeof *idx);
+        MPI_Status *st = malloc((size_t)n * sizeof *st);
+        if (!idx || !st) {
+            free(idx);
+            free(st);
+            return pt_fail(req->comm, PT_E_NO_MEM, pt_call_name(), "out of memory testing %d transport receives", n);
+        }
+        rc = PMPI_Testsome(n, &t->treq[lo], &out, idx, st);
+        for (int k = 0; rc == MPI_SUCCESS && out != MPI_UNDEFINED && k < out; k++) {
+            int bytes = 0;
+            PMPI_Get_count(&st[k], MPI_BYTE, &bytes);
+            received(req, lo + idx[k], bytes);
+        }
+        free(idx);
+        free(st);
+        if (rc != MPI_SUCCESS)
+            return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testsome of transport receives");
+    }
+    return MPI_SUCCESS;
+}
+
+int pt_mpi_recv_progress(pt_request *req, int lo, int hi)
+{
+    pt_mpi_recv *t = state(req);
+    if (t->nin == t->nreq)
+        return t->split ? pt_mpi_runs_progress(req) : MPI_SUCCESS;
+    int rc = scan_in_order(req);
+    /* The scan has just tested every message up to and including scan_from:
+     * testing them again would only double the cost of a poll. */
+    if (lo <= t->scan_from)
+        lo = t->scan_from + 1;
+    if (rc == MPI_SUCCESS && hi >= 0 && lo <= hi)
+        rc = test_range(req, lo, hi);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return t->split ? pt_mpi_runs_progress(req) : MPI_SUCCESS;
+}
+
+int pt_mpi_recv_settled(const pt_request *req)
+{
+    const pt_mpi_recv *t = state(req);
+    return t && t->nin == t->nreq;
+}
+
+void pt_mpi_recv_destroy(pt_request *req)
+{
+    pt_mpi_recv *t = state(req);
+    if (!t)
+        return;
+    if (t->split)
+        pt_mpi_runs_destroy(req);
+    for (int j = 0; j < t->nreq; j++)
+        PMPI_Request_free(&t->treq[j]);
+    free(t->treq);
+    free(t->tin);
+    free(t);
+    req->tp = NULL;
+}

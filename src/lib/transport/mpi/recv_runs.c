@@ -1,0 +1,218 @@
+/* The MPI transport, timer policy, receive side: groups that the sender split
+ * arrive as runs on the request's split tag (a header, then the run's data
+ * straight into place), then partitions alone on their late tags, and an
+ * empty terminator on the group's own tag (recv.c). The flagged last header
+ * of a group's first flush is the cue to post a receive on the late tag of
+ * each of its partitions not in a run, so the late partitions (those a
+ * laggard holds back) land without a header being read before each. Each
+ * run and late partition is reported up as it lands (pt_recv_parts_in).
+ * One header receive is kept posted; a header of a later round (the sender
+ * may be ahead) is kept until that round starts, and nothing more is posted
+ * on the split tag meanwhile, so the later round's data stays queued in MPI. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/planner.h"
+#include "request/errors.h"
+#include "request/request.h"
+#include "transport/mpi/mpi_transport.h"
+
+static pt_mpi_recv *state(const pt_request *req) { return req->tp; }
+
+static int split_tag(const pt_request *req) { return pt_split_tag(state(req)->tag_base, req->u.r.ntrans); }
+
+/* First sender partition of group g (the sender's balanced layout). */
+static int group_first(const pt_recv_side *r, int g) { return ptm_group_first(r->sparts, r->ntrans, g); }
+
+int pt_mpi_runs_setup(pt_request *req)
+{
+    const pt_recv_side *r = &req->u.r;
+    pt_mpi_recv *t = state(req);
+    t->sstate = calloc((size_t)r->sparts, 1);
+    t->lreq = malloc((size_t)r->sparts * sizeof *t->lreq);
+    t->lpart = malloc((size_t)r->sparts * sizeof *t->lpart);
+    t->lidx = malloc((size_t)r->sparts * sizeof *t->lidx);
+    t->hdr_req = t->run_req = MPI_REQUEST_NULL;
+    t->nlate = t->late_from = 0;
+    if (!t->sstate || !t->lreq || !t->lpart || !t->lidx) {
+        pt_mpi_runs_destroy(req);
+        return MPI_ERR_NO_MEM;
+    }
+    t->split = 1;
+    return MPI_SUCCESS;
+}
+
+static int post_header(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    r->hdr_posted = 1;
+    return PMPI_Irecv(r->hdr_in, PT_RUN_LEN, MPI_INT64_T, req->peer_world, split_tag(req), pt_data_comm(),
+                      &r->hdr_req);
+}
+
+/* Post a receive on the late tag of every partition of group g that no run
+ * of its first flush carries: the sender sends each of those alone. */
+static int post_late(pt_request *req, int g)
+{
+    const pt_recv_side *u = &req->u.r;
+    pt_mpi_recv *r = state(req);
+    size_t bytes = (size_t)u->hs[PT_HS_PART_BYTES];
+    for (int p = group_first(u, g), end = group_first(u, g + 1); p < end; p++) {
+        if (r->sstate[p] != PT_SP_NONE)
+            continue;
+        int rc = PMPI_Irecv(u->dest + (size_t)p * bytes, (int)bytes, MPI_BYTE, req->peer_world,
+                            pt_late_tag(r->tag_base, u->ntrans, p), pt_data_comm(), &r->lreq[r->nlate]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        r->lpart[r->nlate++] = p;
+        r->sstate[p] = PT_SP_LATE;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Post the data receive of the run in run_hdr (and, after the first flush's
+ * last run, the late receives of its group), then the next header receive
+ * (MPI matches them in this order). */
+static int post_run(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    const int64_t *h = r->run_hdr;
+    size_t bytes = (size_t)req->u.r.hs[PT_HS_PART_BYTES];
+    memset(r->sstate + h[PT_RUN_FIRST], PT_SP_RUN, (size_t)h[PT_RUN_COUNT]);
+    r->run_posted = 1;
+    int rc = PMPI_Irecv(req->u.r.dest + (size_t)h[PT_RUN_FIRST] * bytes, (int)((size_t)h[PT_RUN_COUNT] * bytes), MPI_BYTE,
+                        req->peer_world, split_tag(req), pt_data_comm(), &r->run_req);
+    if (rc == MPI_SUCCESS && (h[PT_RUN_FLAGS] & PT_RUN_FLAG_LAST))
+        rc = post_late(req, (int)h[PT_RUN_GROUP]);
+    return rc == MPI_SUCCESS ? post_header(req) : rc;
+}
+
+int pt_mpi_runs_round_start(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    memset(r->sstate, PT_SP_NONE, (size_t)req->u.r.sparts);
+    if (r->have_stash) {
+        if (r->run_hdr[PT_RUN_ROUND] != req->u.r.round)
+            return MPI_SUCCESS; /* still a later round's */
+        r->have_stash = 0;
+        return post_run(req);
+    }
+    return r->hdr_posted || r->run_posted ? MPI_SUCCESS : post_header(req);
+}
+
+static int valid_header(const pt_request *req, const int64_t *h)
+{
+    const pt_recv_side *r = &req->u.r;
+    if (h[PT_RUN_GROUP] < 0 || h[PT_RUN_GROUP] >= r->ntrans || h[PT_RUN_COUNT] < 1 || h[PT_RUN_ROUND] < r->round ||
+        (h[PT_RUN_FLAGS] & ~(int64_t)PT_RUN_FLAG_LAST))
+        return 0;
+    int first = group_first(r, (int)h[PT_RUN_GROUP]), end = group_first(r, (int)h[PT_RUN_GROUP] + 1);
+    return h[PT_RUN_FIRST] >= first && h[PT_RUN_FIRST] + h[PT_RUN_COUNT] <= end;
+}
+
+/* Late receives tested per progress call. Testing every posted one (and
+ * compacting the list) at every call, while MPI completes a few per call,
+ * made a round O(posted^2); a window keeps a call O(LATE_WINDOW). */
+#define LATE_WINDOW 64
+
+/* Test a window of the posted late receives, starting at the cursor, and
+ * drop the completed ones: their places are filled from the end of the list,
+ * so the call stays O(LATE_WINDOW). The cursor moves on past the ones still
+ * pending, so every posted receive is tested within nlate / LATE_WINDOW calls. */
+static int test_late(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    if (r->late_from >= r->nlate)
+        r->late_from = 0;
+    int c = r->late_from, w = r->nlate - c < LATE_WINDOW ? r->nlate - c : LATE_WINDOW;
+    int out = 0;
+    int rc = PMPI_Testsome(w, r->lreq + c, &out, r->lidx, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testsome of late timer partitions");
+    if (out == MPI_UNDEFINED || out == 0) {
+        r->late_from = c + w;
+        return MPI_SUCCESS;
+    }
+    for (int k = 0; k < out; k++) {
+        int p = r->lpart[c + r->lidx[k]];
+        pt_recv_parts_in(req, pt_plan_group_of(req->u.r.sparts, req->u.r.ntrans, p), p, 1);
+    }
+    int n = c; /* keep the window's pending ones at [c, n) */
+    for (int k = c; k < c + w; k++) {
+        if (r->lreq[k] != MPI_REQUEST_NULL) {
+            r->lreq[n] = r->lreq[k];
+            r->lpart[n++] = r->lpart[k];
+        }
+    }
+    int holes = c + w - n, tail = r->nlate - (c + w);
+    int move = holes < tail ? holes : tail;
+    for (int i = 0; i < move; i++) {
+        r->lreq[n + i] = r->lreq[r->nlate - 1 - i];
+        r->lpart[n + i] = r->lpart[r->nlate - 1 - i];
+    }
+    r->nlate -= holes;
+    r->late_from = n;
+    return MPI_SUCCESS;
+}
+
+int pt_mpi_runs_progress(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    for (int progressed = 1; progressed;) {
+        progressed = 0;
+        int flag = 0, rc;
+        if (r->run_posted) {
+            if ((rc = PMPI_Test(&r->run_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
+            if (flag) {
+                r->run_posted = 0;
+                pt_recv_parts_in(req, (int)r->run_hdr[PT_RUN_GROUP], (int)r->run_hdr[PT_RUN_FIRST],
+                        (int)r->run_hdr[PT_RUN_COUNT]);
+                progressed = 1;
+            }
+        }
+        if (!r->run_posted && r->hdr_posted) {
+            if ((rc = PMPI_Test(&r->hdr_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
+            if (flag) {
+                r->hdr_posted = 0;
+                for (int k = 0; k < PT_RUN_LEN; k++)
+                    r->run_hdr[k] = r->hdr_in[k];
+                if (!valid_header(req, r->run_hdr))
+                    return pt_fail(req->comm, PT_E_SETUP, pt_call_name(), "malformed run header from rank %d", req->peer);
+                if (r->run_hdr[PT_RUN_ROUND] > req->u.r.round ||
+                    !atomic_load_explicit(&req->active, memory_order_acquire)) {
+                    r->have_stash = 1; /* the sender is a round ahead */
+                } else if ((rc = post_run(req)) != MPI_SUCCESS) {
+                    return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
+                }
+                progressed = 1;
+            }
+        }
+    }
+    return r->nlate ? test_late(req) : MPI_SUCCESS;
+}
+
+void pt_mpi_runs_destroy(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    MPI_Request *pending[2] = { r->hdr_posted ? &r->hdr_req : NULL, r->run_posted ? &r->run_req : NULL };
+    for (int i = 0; i < 2; i++) {
+        if (pending[i]) {
+            PMPI_Cancel(pending[i]);
+            PMPI_Wait(pending[i], MPI_STATUS_IGNORE);
+        }
+    }
+    for (int k = 0; k < r->nlate; k++) {
+        PMPI_Cancel(&r->lreq[k]);
+        PMPI_Wait(&r->lreq[k], MPI_STATUS_IGNORE);
+    }
+    r->nlate = 0;
+    free(r->sstate);
+    free(r->lreq);
+    free(r->lpart);
+    free(r->lidx);
+    r->sstate = NULL;
+    r->lreq = NULL;
+    r->lpart = r->lidx = NULL;
+}

@@ -1,0 +1,85 @@
+/* The transport seam: how a request's bytes move and how the receiver learns
+ * what arrived. The layers above decide which messages a round has (planner/)
+ * and when each goes (flush/); a transport only moves them. It is chosen per
+ * request: by the sender at init (pt_transport_default), by the receiver from
+ * the set-up message (PT_HS_TRANSPORT), so both ends use the same one. Its
+ * state hangs off req->tp. Calls go down into the transport; it reports up
+ * only through the two receive upcalls below.
+ *
+ * Sender messages: message j of a request is the bytes
+ * [pt_plan_message_offset(j), pt_plan_message_offset(j+1)) of the user's
+ * buffer (a group of consecutive partitions, or a piece of the cut). Under
+ * the timer policy a group may go instead in runs of its partitions, then
+ * "finished" (send_finish_group) once the rest has gone. */
+#ifndef PARTITA_TRANSPORT_H
+#define PARTITA_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_request;
+
+/* Sender partitions [first, first + count). */
+typedef struct pt_run {
+    int first, count;
+} pt_run;
+
+/* send_runs flags. */
+enum {
+    PT_RUNS_FIRST_FLUSH = 1, /* the group's first flush this round: later partitions follow alone */
+    PT_RUNS_ALONE = 2        /* partitions of a group after its first flush, each sent alone */
+};
+
+typedef struct pt_transport_ops {
+    const char *name; /* "mpi" */
+    /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
+    int (*init)(char *err, size_t errlen);
+    void (*finalize)(void);
+    /* Sender. send_init: the messages are planned (req->u.s: ntrans, cut,
+     * bound) and req->hs_buf is allocated: create resources, fill
+     * hs_buf[PT_HS_TRANSPORT_ARG], start connecting; never block on the peer. */
+    int (*send_init)(struct pt_request *req);
+    void (*send_start)(struct pt_request *req);                /* a round begins */
+    int (*send_message)(struct pt_request *req, int j);       /* message j whole, at its last mark */
+    /* Timer: runs of group g sent early, and the rest of a group sent in runs
+     * (after its own runs). Callers serialise these per request. */
+    int (*send_runs)(struct pt_request *req, int g, const pt_run *runs, int n, int flags);
+    int (*send_finish_group)(struct pt_request *req, int g);
+    /* *done: every send posted this round is complete locally. all_issued:
+     * every message of the round was handed over; otherwise only message j
+     * whose group has req->u.s.groups[j].issued set (the flush layer sets it
+     * once send_message or send_finish_group returned) may be looked at.
+     * Returns an MPI code (already reported). */
+    int (*send_progress)(struct pt_request *req, int all_issued, int *done);
+    void (*send_destroy)(struct pt_request *req);
+    /* Receiver. recv_setup: the set-up message is in req->u.r.hs and the
+     * receive plan is built; a failure is recorded as req->u.r.error. */
+    int (*recv_setup)(struct pt_request *req);
+    int (*recv_start)(struct pt_request *req); /* a round begins: the round's credit (post receives) */
+    /* Report arrivals through the upcalls; when lo >= 0 look at messages
+     * lo..hi first-hand (those of one partition MPI_Parrived asks about). */
+    int (*recv_progress)(struct pt_request *req, int lo, int hi);
+    /* Nothing of this round is still owed to the transport itself (e.g. the
+     * MPI transport's empty terminators of groups that came in runs). */
+    int (*recv_settled)(const struct pt_request *req);
+    void (*recv_destroy)(struct pt_request *req);
+} pt_transport_ops;
+
+/* select.c: the transports by name and by their index (the set-up message's
+ * PT_HS_TRANSPORT). */
+const pt_transport_ops *pt_transport_default(void);
+const pt_transport_ops *pt_transport_by_name(const char *name);
+const pt_transport_ops *pt_transport_by_index(int64_t index); /* NULL when unknown */
+int64_t pt_transport_index(const pt_transport_ops *ops);
+int pt_transports_init(char *err, size_t errlen);
+void pt_transports_finalize(void);
+
+/* Upcalls into the receive plan (request/recv_plan.c), transport-independent. */
+/* Every byte of message j is in. */
+void pt_recv_message_done(struct pt_request *req, int j);
+/* Sender partitions [first, first + count) of group g are in (a run): the
+ * receive partitions they complete are reported, and group g's message is
+ * done once all its partitions are in. */
+void pt_recv_parts_in(struct pt_request *req, int g, int first, int count);
+
+#endif

@@ -1,0 +1,1 @@
+#include "request/setup_waiters.h" /* a lifecycle internal */

@@ -1,0 +1,1 @@
+#include "transport/mpi/mpi_transport.h" /* past the seam */

@@ -1,0 +1,1 @@
+#include "flush/flush.h" /* up: the transport calls the flush layer */
