@@ -198,3 +198,23 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     double marking = 2.0 * group_parts * params.o_pready; /* twice the model's Pready cost: margin */
     return llround((ptm_default_delta_us(&params, group_bytes) + marking) * 1e3);
 }
+
+/* A split sends at least two messages more than the group whole (its first
+ * run's header, the terminator; under a laggard also each late partition
+ * alone), and what it can gain is the wire time of the partitions ready
+ * early, at most all but one. Below twice one more message's overhead the
+ * split only loses: 1-4 KiB as one eager group in 64 partitions, two threads,
+ * one 100 us late, took 3-15 us from the last MPI_Pready under the timer (the
+ * early half as a run, 32 late partitions alone) against 1.3-1.6 us for
+ * model's one message and 2.2 us for none (5 launches); with no late partition
+ * such a request paid the timer's bookkeeping for nothing (timer/model speed
+ * 0.73-0.89 at 1-4 KiB in 2-64 partitions, medians of 5 launches). */
+int pt_plan_timer_splits(const pt_settings *s, size_t group_bytes, int group_parts)
+{
+    if (s->delta_us >= 0)
+        return 1;
+    pthread_once(&loaded, load_files);
+    const ptm_segment *seg = ptm_segment_for(&params, group_bytes);
+    double early = seg->G * (double)group_bytes * (1.0 - 1.0 / group_parts);
+    return early > 2.0 * ptm_default_delta_us(&params, group_bytes);
+}
