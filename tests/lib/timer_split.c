@@ -8,11 +8,9 @@
  * byte. Both ranks read the built-in LogGP parameters from a file written
  * here, so the answer does not depend on a file `partita loggp` saved. */
 #include <time.h>
-#include <unistd.h>
 
-#include "partita/model.h"
 #include "partita/partita.h"
-#include "ptest.h"
+#include "ptest_timer.h"
 
 static double now_s(void)
 {
@@ -33,8 +31,7 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
         MPI_Info_set(info, "partita_delta_us", delta);
     int count = (int)(total / (size_t)parts), runs = -1, flag = 0;
     if (rank == 0) {
-        for (size_t i = 0; i < total; i++)
-            buf[i] = (unsigned char)(i * 13 + (size_t)tag);
+        ptest_fill(buf, total, tag);
         OK(MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
         OK(MPI_Start(&req));
         for (int p = parts / 2; p < parts; p++)
@@ -46,18 +43,11 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
         for (int p = 0; p < parts / 2; p++)
             OK(MPI_Pready(p, req));
     } else {
-        memset(buf, 0, total);
-        OK(MPI_Precv_init(buf, parts, count, MPI_BYTE, 0, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-        OK(MPI_Start(&req));
+        ptest_recv_start(buf, total, parts, tag, &req);
     }
     OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    if (rank == 1) {
-        size_t wrong = 0;
-        for (size_t i = 0; i < total; i++)
-            wrong += buf[i] != (unsigned char)(i * 13 + (size_t)tag);
-        CHECK(wrong == 0, "%zu bytes in %d (delta %s): %zu wrong bytes", total, parts, delta ? delta : "default",
-              wrong);
-    }
+    if (rank == 1)
+        ptest_check_bytes(buf, total, tag, delta ? "timer, delta set" : "timer, default delta");
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
     return runs;
@@ -66,16 +56,9 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
 int main(int argc, char **argv)
 {
     char path[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/partita-timer-split-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    char err[256];
     ptm_params params;
-    ptm_params_default(&params);
-    if (ptm_params_save(path, &params, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "timer_split: %s\n", err);
+    if (ptest_builtin_loggp("timer_split", &params, path, sizeof path))
         return 1;
-    }
-    setenv("PARTITA_LOGGP", path, 1);
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("timer_split");
     static unsigned char buf[256 << 10];
