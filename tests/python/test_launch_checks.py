@@ -10,7 +10,7 @@ from pathlib import Path
 
 from partita import launch_checks as lc
 from partita.launch import unknown_policy
-from partita.report import verdict
+from partita.report import verdict, write_report
 from partita.report.data import load_runs
 from partita.report.headline import print_headline
 from partita.report.tables import print_run_summary
@@ -164,6 +164,9 @@ def test_the_verdict_and_the_long_tables_print_the_checks(tmp_path):
     out = io.StringIO()
     print_run_summary(folder, load_run_dir(folder), out)
     assert "launch 5" in out.getvalue() and "0.91 [0.91-0.91]" in out.getvalue()
+    write_report([folder], tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text()
+    assert "timer &gt;= model (run &#x27;overhead&#x27;)" in html and "<td>LOSES</td>" in html
 
 
 def test_a_policy_the_library_does_not_know_is_unavailable():
