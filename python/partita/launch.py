@@ -121,6 +121,19 @@ def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
     return env
 
 
+def unknown_policy(impl: str, env: dict[str, str], stderr: str) -> str | None:
+    """Why a failed launch of partita:<policy> was no measurement at all: the preloaded libpartita
+    refused PARTITA_POLICY in MPI_Init with its one-line message (a policy another branch adds, e.g.
+    `adaptive`, in a build without it); None for any other failure."""
+    policy = env.get("PARTITA_POLICY")
+    if not impl.startswith("partita:") or not policy:
+        return None
+    line = next((ln for ln in stderr.splitlines() if f"PARTITA_POLICY='{policy}' is not one of" in ln), None)
+    if line is None:
+        return None
+    return f"this build's libpartita has no policy {policy!r} ({line.strip()})"
+
+
 def check_launcher(launcher: str | None) -> None:
     """A --launcher command must parse and its program must exist: LaunchError otherwise."""
     if launcher is None:

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .launch import BuildInfo, LaunchError, impl_env, run_program
+from .launch import BuildInfo, LaunchError, impl_env, run_program, unknown_policy
 from .results import RUN_SCHEMA
 from .suite import RunSpec, Suite
 
@@ -83,6 +83,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         "runs": [],
     }
     durations: list[float] = []
+    unknown: dict[str, str] = {}   # implementation -> why the library refused its policy: not launched again
     for i, (spec, impl, launch, launches) in enumerate(jobs, 1):
         np = np_override or spec.np
         label = f"{spec.name} ({impl}, {np} ranks" + (f", launch {launch}/{launches})" if launches > 1 else ")")
@@ -95,6 +96,8 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         t0 = time.monotonic()
         try:
             impl_env(build, impl)  # checks the implementation is available
+            if impl in unknown:
+                raise LaunchError(unknown[impl])
             o = run_program(build, spec.program, spec.args, np=np, impl=impl, env=spec.env, timeout=spec.timeout,
                             launcher=launcher, json_out=out / f"{base}.json")
         except LaunchError as e:
@@ -113,7 +116,14 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         entry.update(status="ok" if ok else "failed", exit_code=o.returncode, duration_s=round(dur, 2),
                      command=o.command, env=o.env, log=f"{base}.log",
                      result=f"{base}.json" if o.result is not None else None)
-        if ok:
+        refused = None if ok else unknown_policy(impl, o.env, o.stderr)
+        if refused:
+            # a policy this build does not have (yet): reported as unavailable, like a missing
+            # implementation, not as a failed measurement
+            unknown[impl] = refused
+            entry.update(status="unavailable", reason=refused)
+            print(f" unavailable: {refused}", file=log, flush=True)
+        elif ok:
             print(f" done in {dur:.1f} s{eta}", file=log, flush=True)
         else:
             why = (o.stderr.strip().splitlines() or ["no output"])[-1]

@@ -7,11 +7,9 @@
  * plan and checks the rule against the model itself; every request also moves
  * its data once. */
 #include <stdint.h>
-#include <unistd.h>
 
-#include "partita/model.h"
 #include "partita/partita.h"
-#include "ptest.h"
+#include "ptest_timer.h"
 
 #define TOLERANCE 0.04 /* the planner's, as documented */
 
@@ -35,25 +33,18 @@ static int plan_of(int rank, unsigned char *buf, size_t total, int parts, const 
         MPI_Info_set(info, "partita_delay_us", delay);
     int count = (int)(total / (size_t)parts);
     if (rank == 0) {
-        for (size_t i = 0; i < total; i++)
-            buf[i] = (unsigned char)(i * 7 + (size_t)tag);
+        ptest_fill(buf, total, tag);
         OK(MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
         OK(Partita_Request_plan(req, &n, NULL));
         OK(MPI_Start(&req));
         for (int p = parts - 1; p >= 0; p--)
             OK(MPI_Pready(p, req));
     } else {
-        memset(buf, 0, total);
-        OK(MPI_Precv_init(buf, parts, count, MPI_BYTE, 0, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-        OK(MPI_Start(&req));
+        ptest_recv_start(buf, total, parts, tag, &req);
     }
     OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    if (rank == 1) {
-        size_t wrong = 0;
-        for (size_t i = 0; i < total; i++)
-            wrong += buf[i] != (unsigned char)(i * 7 + (size_t)tag);
-        CHECK(wrong == 0, "%s, %zu bytes: %zu wrong bytes", policy, total, wrong);
-    }
+    if (rank == 1)
+        ptest_check_bytes(buf, total, tag, policy);
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
     return n;
@@ -64,15 +55,8 @@ int main(int argc, char **argv)
     /* Both ranks write the built-in defaults to a file of their own and point
      * the library at it before MPI_Init. */
     char path[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/partita-timer-plan-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    char err[256];
-    ptm_params_default(&params);
-    if (ptm_params_save(path, &params, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "timer_plan: %s\n", err);
+    if (ptest_builtin_loggp("timer_plan", &params, path, sizeof path))
         return 1;
-    }
-    setenv("PARTITA_LOGGP", path, 1);
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("timer_plan");
     static unsigned char buf[4 << 20];

@@ -18,6 +18,8 @@ class Group:
     program: str
     by_impl: dict[str, dict] = field(default_factory=dict)    # implementation label -> pooled result
     entries: dict[str, dict] = field(default_factory=dict)    # label -> manifest entry of its first launch
+    # label -> (launch number, result) of every launch, unpooled: per-launch comparisons (launch_checks.py)
+    launches: dict[str, list[tuple[int, dict]]] = field(default_factory=dict)
     suites: list[str] = field(default_factory=list)
 
     @property
@@ -110,6 +112,7 @@ def load_runs(folders: list[Path]) -> RunSet:
                 g.suites.append(manifest["suite"])
             g.entries.setdefault(label, r)
             launches.setdefault(key, {}).setdefault(label, []).append(res)
+            g.launches.setdefault(label, []).append((int(r.get("launch") or 1), res))
     for key, by_label in launches.items():
         groups[key].by_impl = {label: pool_launches(results) for label, results in by_label.items()}
     return RunSet(list(folders), [g for g in groups.values() if g.by_impl], problems, manifests, params_files)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import findings
+from .. import findings, launch_checks
 from .data import RunSet, fmt_noise
 
 
@@ -55,6 +55,7 @@ class Headline:
     rows: list[list[str]]
     notes: list[str]            # how each column was computed, and why a column is missing
     findings: list[str]         # "family (run): sentence", one per figure
+    checks: list[launch_checks.CheckResult] = field(default_factory=list)   # per-launch policy comparisons
 
 
 def headline(runs: RunSet, figures) -> Headline:
@@ -90,7 +91,8 @@ def headline(runs: RunSet, figures) -> Headline:
     rows = [[lb] + [cells.get(lb, "-") for _, cells in cols] for lb in labels
             if any(lb in cells for _, cells in cols)]
     found = [f"{f.short or f.title}" + (f" ({f.run})" if f.run else "") + f": {f.finding}" for f in figures]
-    return Headline(["implementation"] + [c.title for c, _ in cols], rows, notes, found)
+    checks = [r for g in runs.groups for r in launch_checks.group_checks(g)]
+    return Headline(["implementation"] + [c.title for c, _ in cols], rows, notes, found, checks)
 
 
 def describe_settings(g) -> str:
@@ -125,6 +127,11 @@ def print_headline(h: Headline, folders: list[Path], report: Path | None, out=sy
         print("# findings", file=out)
         for f in h.findings:
             print(f"- {f}", file=out)
+    for r in h.checks:
+        print(f"# {launch_checks.title(r)}", file=out)
+        print(f"- {launch_checks.verdict(r)}", file=out)
+        for line in launch_checks.per_size_lines(r):
+            print(f"  {line}", file=out)
     for p in problems or []:
         print(f"# no result: {p}", file=out)
     if report:

@@ -6,7 +6,7 @@ import base64
 import datetime as dt
 from html import escape
 
-from .. import __version__
+from .. import __version__, launch_checks
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1150px; color: #222; padding: 0 1em; }
@@ -47,6 +47,10 @@ def page(runs, headline, figures) -> str:
         parts.append("<p class='meta'>* best (lowest overhead, highest bandwidth and availability)</p>")
     if headline.notes:
         parts.append("<ul class='notes'>" + "".join(f"<li>{escape(n)}</li>" for n in headline.notes) + "</ul>")
+    for r in headline.checks:
+        parts.append(f"<h3>{escape(launch_checks.title(r))}</h3><p class='finding'>{escape(launch_checks.verdict(r))}</p>"
+                     "<ul class='notes'>" + "".join(f"<li>{escape(x)}</li>" for x in launch_checks.per_size_lines(r))
+                     + "</ul>" + table_html(launch_checks.table_rows(r)))
     if runs.problems:
         parts.append("<h3>Runs without a result</h3><ul class='problems'>"
                      + "".join(f"<li>{escape(p)}</li>" for p in runs.problems) + "</ul>")

@@ -77,12 +77,15 @@ int pt_flush_init(pt_request *req)
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
     if (build_chunks(req) != 0)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
-    /* The timer only matters when some group holds more than one partition.
-     * s->split is set once its state exists (destroy looks at it). */
-    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !s->cut;
+    /* The timer only matters when some group holds more than one partition,
+     * and only when splitting it can pay (planner.h); otherwise the request
+     * runs as under model. s->split is set once its state exists (destroy
+     * looks at it). */
+    int group_parts = (P + N - 1) / N;
+    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !s->cut &&
+                pt_plan_timer_splits(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     if (!split)
         return MPI_SUCCESS;
-    int group_parts = (P + N - 1) / N;
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {
         pt_timer_free(req);

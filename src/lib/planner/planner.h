@@ -44,5 +44,9 @@ static inline int pt_plan_group_of(int parts, int ngroups, int s)
  * overhead one more message costs) plus the time marking the group's
  * partitions back to back takes, so a group marked in one go is not split. */
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts);
+/* Timer policy: whether splitting a group of group_parts partitions and
+ * group_bytes bytes can pay (1), or the group always goes whole, as under
+ * `model` (0). A delta set in the settings always allows splitting. */
+int pt_plan_timer_splits(const pt_settings *s, size_t group_bytes, int group_parts);
 
 #endif

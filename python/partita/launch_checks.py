@@ -1,0 +1,230 @@
+"""Per-launch comparisons of libpartita's policies within one suite run (the `library` suite,
+docs/suites.md): the timer must not lose to `model` when no partition is late, nor fall below
+95% of `none` under a single laggard, and the adaptive policy must come within 10% of the best
+policy, in every launch.
+
+A suite launches its implementations interleaved (A B C A B C ...): launch k of every
+implementation ran back to back on the same machine state, so each comparison is made launch
+by launch, and then summarised by the median over launches with the [min-max] range. Every
+figure compared is relative to the launch's own reference `MPI_Send` (MPICH's shared-memory
+path switches between fast and slow modes per launch, 2-3x apart): `overhead` is already a
+ratio to it, and `perceived_bw` is divided by that launch's single-send bandwidth.
+
+All comparisons are speed ratios, subject / other, where speed is 1 / overhead or the
+relative perceived bandwidth: 1.0 means as fast, 0.95 means 5% slower.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from .model.native import fmt_bytes
+
+TIMER = "partita:timer"
+ADAPTIVE = "partita:adaptive"
+# a launch of the timer counts as losing to model below this speed ratio: launches of two
+# policies with the same layout differ by up to a few percent here (docs/library.md, the timer
+# check), which is not a loss of the timer's
+MODEL_FLOOR = 0.95
+NONE_FLOOR = 0.95            # under a laggard the timer must keep 95% of `none` (issue 22)
+ADAPTIVE_FLOOR = 1 / 1.10    # adaptive within 10% of the launch's best policy
+
+
+@dataclass(frozen=True)
+class Check:
+    subject: str          # implementation label checked
+    against: str          # an implementation label, or BEST: the best partita policy of the launch
+    metric: str           # "overhead" (no late partition) or "perceived_bw" (a laggard)
+    floor: float          # lowest speed ratio that passes
+    what: str             # how the verdict says it, e.g. "timer >= model"
+
+
+BEST = "best"
+
+
+@dataclass
+class CaseResult:
+    key: tuple                                   # (bytes, partitions)
+    ratios: list[tuple[int, float]]              # (launch, speed ratio) of every launch that has both
+    best_of: list[tuple[int, str]] = field(default_factory=list)   # BEST checks: the best policy per launch
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r for _, r in self.ratios)
+
+    def passing(self, floor: float) -> int:
+        return sum(1 for _, r in self.ratios if r >= floor)
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    run: str
+    cases: list[CaseResult]
+
+    def status(self, c: CaseResult) -> str:
+        """"holds" (every launch at or above the floor), "median holds" (some launches below: a mode
+        flip or noise shows), or "LOSES" (the median over launches below the floor)."""
+        if c.median < self.check.floor:
+            return "LOSES"
+        return "holds" if c.passing(self.check.floor) == len(c.ratios) else "median holds"
+
+    def failing(self) -> list[CaseResult]:
+        """Cases where some launch, or the median, is below the floor."""
+        return [c for c in self.cases if self.status(c) != "holds"]
+
+
+def checks_for(labels, noisy: bool, metrics: set[str]) -> list[Check]:
+    """The checks a suite run supports: by its noise (a laggard or none) and implementations."""
+    out = []
+    if not noisy and "overhead" in metrics:
+        if TIMER in labels and "partita:model" in labels:
+            out.append(Check(TIMER, "partita:model", "overhead", MODEL_FLOOR, "timer >= model"))
+        if ADAPTIVE in labels:
+            out.append(Check(ADAPTIVE, BEST, "overhead", ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+    if noisy and "perceived_bw" in metrics:
+        if TIMER in labels and "partita:none" in labels:
+            out.append(Check(TIMER, "partita:none", "perceived_bw", NONE_FLOOR, "timer >= 95% of none"))
+        if ADAPTIVE in labels:
+            out.append(Check(ADAPTIVE, BEST, "perceived_bw", ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+    return out
+
+
+def speed(case: dict, metric: str) -> float | None:
+    """The case's speed in its own launch: 1 / overhead, or perceived bandwidth over the launch's
+    single-send bandwidth (raw perceived bandwidth when the send's time was not recorded)."""
+    m = case.get("metrics", {})
+    v = m.get(metric, {}).get("summary", {}).get("median")
+    if not isinstance(v, (int, float)) or v <= 0 or "skipped" in case:
+        return None
+    if metric == "overhead":
+        return 1.0 / v
+    t_send = m.get("t_pt2pt_us", {}).get("summary", {}).get("median")
+    b = case.get("case", {}).get("bytes")
+    if isinstance(t_send, (int, float)) and t_send > 0 and b:
+        return v / (b / t_send)
+    return v
+
+
+def key_of(case: dict) -> tuple:
+    c = case.get("case", {})
+    return (c.get("bytes"), c.get("partitions"))
+
+
+def speeds(launches: list[tuple[int, dict]], metric: str) -> dict[int, dict[tuple, float]]:
+    """launch -> {(bytes, partitions): speed}."""
+    out: dict[int, dict[tuple, float]] = {}
+    for launch, res in launches:
+        rows = out.setdefault(launch, {})
+        for c in res.get("results", []):
+            s = speed(c, metric)
+            if s is not None:
+                rows[key_of(c)] = s
+    return out
+
+
+def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]]) -> CheckResult:
+    """The check over every case and launch that the subject and the other side share."""
+    mine = speeds(launches.get(check.subject, []), check.metric)
+    if check.against == BEST:
+        others = {lb: speeds(ls, check.metric) for lb, ls in launches.items() if lb.startswith("partita:")}
+    else:
+        others = {check.against: speeds(launches.get(check.against, []), check.metric)}
+    cases: dict[tuple, CaseResult] = {}
+    for launch, rows in sorted(mine.items()):
+        for key, s in rows.items():
+            rivals = {lb: o[launch][key] for lb, o in others.items() if key in o.get(launch, {})}
+            if check.against == BEST:
+                rivals[check.subject] = s
+            if not rivals:
+                continue
+            lb = max(rivals, key=rivals.get)
+            cr = cases.setdefault(key, CaseResult(key, []))
+            cr.ratios.append((launch, s / rivals[lb]))
+            if check.against == BEST:
+                cr.best_of.append((launch, lb))
+    order = sorted(cases, key=lambda k: (k[0] or 0, k[1] or 0))
+    return CheckResult(check, run, [cases[k] for k in order])
+
+
+def group_checks(group) -> list[CheckResult]:
+    """Every check a report group (report/data.py Group) supports, with at least one compared case."""
+    out = []
+    if group.benchmark != "p2p":
+        return out
+    for check in checks_for(group.launches, group.noisy(), group.metric_names()):
+        r = run_check(check, group.name, group.launches)
+        if r.cases:
+            out.append(r)
+    return out
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+def short(label: str) -> str:
+    return label.split(":", 1)[1] if label.startswith("partita:") else label
+
+
+def fmt_ratio(c: CaseResult) -> str:
+    rs = [r for _, r in c.ratios]
+    return f"{c.median:.2f} [{min(rs):.2f}-{max(rs):.2f}]"
+
+
+def per_size_lines(r: CheckResult) -> list[str]:
+    """One line per size: at how many partition counts the check held in every launch; where the median
+    over launches is below the floor (LOSES, with that median) and where only some launches are (with
+    their count: a mode flip or noise)."""
+    ck = r.check
+    against = "the launch's best" if ck.against == BEST else short(ck.against)
+    lines = []
+    for size in sorted({c.key[0] for c in r.cases}):
+        row = [c for c in r.cases if c.key[0] == size]
+        loses = [c for c in row if r.status(c) == "LOSES"]
+        shaky = [c for c in row if r.status(c) == "median holds"]
+        worst = min(row, key=lambda c: c.median)
+        line = (f"{fmt_bytes(size)}: holds in every launch at {len(row) - len(loses) - len(shaky)}/{len(row)} "
+                f"partition counts; lowest median {short(ck.subject)}/{against} {fmt_ratio(worst)} at P={worst.key[1]}")
+        if loses:
+            line += "; LOSES at P=" + ", ".join(f"{c.key[1]} ({c.median:.2f})" for c in loses)
+        if shaky:
+            line += "; some launches below at P=" + ", ".join(
+                f"{c.key[1]} ({len(c.ratios) - c.passing(ck.floor)}/{len(c.ratios)})" for c in shaky)
+        lines.append(line)
+    return lines
+
+
+def title(r: CheckResult) -> str:
+    ck = r.check
+    metric = "1 / overhead" if ck.metric == "overhead" else "perceived bw / the launch's one-send bw"
+    against = "the launch's best partita policy" if ck.against == BEST else ck.against
+    return (f"{ck.what} (run '{r.run}'): speed ratio {short(ck.subject)}/{short(against)} ({metric}), per launch and "
+            f"median [min-max] over launches; at least {ck.floor:.2f} passes")
+
+
+def verdict(r: CheckResult) -> str:
+    """One sentence: in how many cases the check holds in every launch, in the median only, or not."""
+    n = len(r.cases)
+    loses = [c for c in r.cases if r.status(c) == "LOSES"]
+    shaky = [c for c in r.cases if r.status(c) == "median holds"]
+    s = f"{r.check.what} (run '{r.run}'): holds in every launch in {n - len(loses) - len(shaky)} of {n} cases"
+    if shaky:
+        s += f", in the median only in {len(shaky)}"
+    if loses:
+        worst = min(loses, key=lambda c: c.median)
+        s += (f"; LOSES in the median in {len(loses)} (worst {fmt_bytes(worst.key[0])} in {worst.key[1]} "
+              f"partitions: {fmt_ratio(worst)})")
+    return s + "."
+
+
+def table_rows(r: CheckResult) -> list[list[str]]:
+    """Every case: size, partitions, each launch's ratio (BEST checks: and the best policy when it was
+    another), the median [min-max] and the status."""
+    launches = sorted({lk for c in r.cases for lk, _ in c.ratios})
+    rows = [["size", "partitions"] + [f"launch {k}" for k in launches] + ["median [min-max]", "verdict"]]
+    for c in r.cases:
+        by, best = dict(c.ratios), dict(c.best_of)
+        cells = [(f"{by[k]:.2f}" + (f" ({short(best[k])})" if best.get(k, r.check.subject) != r.check.subject else ""))
+                 if k in by else "-" for k in launches]
+        rows.append([fmt_bytes(c.key[0]), str(c.key[1])] + cells + [fmt_ratio(c), r.status(c)])
+    return rows

@@ -1,0 +1,80 @@
+/* When the timer splits a stalled group (2 ranks): with its default delta,
+ * only when the early partitions' wire time can pay for the messages a split
+ * adds (a run's header, a terminator, the late partitions alone); a group of
+ * 1 KiB never, one of 256 KiB always; with a delta set, every group may be
+ * split. The sender marks the second half of the partitions, polls MPI_Test
+ * for 5 ms (far past any default delta, so a split group is flushed then),
+ * reads Partita_Request_runs, then marks the rest; the receiver checks every
+ * byte. Both ranks read the built-in LogGP parameters from a file written
+ * here, so the answer does not depend on a file `partita loggp` saved. */
+#include <time.h>
+
+#include "partita/partita.h"
+#include "ptest_timer.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Runs the timer sent early for one round of total bytes in parts partitions
+ * (rank 0; -1 on rank 1), delta from the info key or the model's (NULL). */
+static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, const char *delta, int tag)
+{
+    MPI_Info info;
+    MPI_Request req;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "timer");
+    if (delta)
+        MPI_Info_set(info, "partita_delta_us", delta);
+    int count = (int)(total / (size_t)parts), runs = -1, flag = 0;
+    if (rank == 0) {
+        ptest_fill(buf, total, tag);
+        OK(MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
+        OK(MPI_Start(&req));
+        for (int p = parts / 2; p < parts; p++)
+            OK(MPI_Pready(p, req));
+        for (double t0 = now_s(); now_s() - t0 < 5e-3;)
+            OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+        CHECK(!flag, "%zu bytes in %d: complete before half its partitions were marked", total, parts);
+        OK(Partita_Request_runs(req, &runs));
+        for (int p = 0; p < parts / 2; p++)
+            OK(MPI_Pready(p, req));
+    } else {
+        ptest_recv_start(buf, total, parts, tag, &req);
+    }
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (rank == 1)
+        ptest_check_bytes(buf, total, tag, delta ? "timer, delta set" : "timer, default delta");
+    OK(MPI_Request_free(&req));
+    MPI_Info_free(&info);
+    return runs;
+}
+
+int main(int argc, char **argv)
+{
+    char path[512];
+    ptm_params params;
+    if (ptest_builtin_loggp("timer_split", &params, path, sizeof path))
+        return 1;
+    MPI_Init(&argc, &argv);
+    int rank = ptest_pair_rank("timer_split");
+    static unsigned char buf[256 << 10];
+    const struct { size_t total; int parts; const char *delta; int splits; } cases[] = {
+        { 1024, 64, NULL, 0 },        /* one eager group: a split only adds messages */
+        { 4096, 2, NULL, 0 },
+        { 1024, 64, "0", 1 },         /* a delta set: split as asked */
+        { 256 << 10, 8, NULL, 1 },    /* 128 KiB ready early: worth its messages */
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        int runs = stalled_round(rank, buf, cases[i].total, cases[i].parts, cases[i].delta, 10 + i);
+        if (rank == 0)
+            CHECK(cases[i].splits ? runs >= 1 : runs == 0, "%zu bytes in %d, delta %s: %d runs sent early, expected %s",
+                  cases[i].total, cases[i].parts, cases[i].delta ? cases[i].delta : "default", runs,
+                  cases[i].splits ? "some" : "none");
+    }
+    unlink(path);
+    return ptest_finish("timer_split");
+}

@@ -1,0 +1,195 @@
+"""The per-launch policy comparisons of the library suite (partita/launch_checks.py): timer against
+model without a late partition, timer against none under a laggard, adaptive against the launch's
+best policy; launch by launch and in the median, on made-up result folders."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from partita import launch_checks as lc
+from partita.launch import unknown_policy
+from partita.report import verdict, write_report
+from partita.report.data import load_runs
+from partita.report.headline import print_headline
+from partita.report.tables import print_run_summary
+from partita.results import load_run_dir
+
+SIZES = (1024, 1 << 20)
+PARTS = (1, 8)
+
+
+def p2p_result(values: dict, noisy: bool, send_us: dict | None = None) -> dict:
+    """A partita-p2p result: values {(bytes, partitions): median} of overhead (quiet) or perceived_bw
+    (noisy); send_us {(bytes, partitions): the reference send's time}, 1 us when not given."""
+    metric = "perceived_bw" if noisy else "overhead"
+    cfg = {"iterations": 20, "threads": 2 if noisy else 1, "compute_us": 200 if noisy else 0,
+           "noise": "delay:100" if noisy else "none", "compute_mode": "sleep", "metric": metric.replace("_", "-")}
+    cases = []
+    for (b, p), v in values.items():
+        t = (send_us or {}).get((b, p), 1.0)
+        cases.append({"case": {"bytes": b, "partitions": p, "threads": cfg["threads"]}, "validation": "skipped",
+                      "metrics": {metric: {"unit": "x", "summary": {"n": 20, "median": v, "ci95_lo": v, "ci95_hi": v}},
+                                  "t_pt2pt_us": {"unit": "us", "summary": {"n": 20, "median": t, "ci95_lo": t,
+                                                                            "ci95_hi": t}}}})
+    return {"schema": "partita.result/1", "benchmark": "p2p", "program": "partita-p2p",
+            "environment": {"ranks": 2, "mpi_library": "test"}, "config": cfg, "results": cases}
+
+
+def write_launches(folder: Path, name: str, launches: dict[str, list[dict | None]]) -> Path:
+    """launches: implementation -> one result per launch (None: that launch failed), written in the
+    interleaved order of a suite (launch 1 of every implementation, then launch 2, ...)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = max(len(v) for v in launches.values())
+    entries = []
+    for k in range(1, n + 1):
+        for impl, results in launches.items():
+            base = f"{name}-{impl.replace(':', '_')}-{k}"
+            e = {"name": name, "program": "partita-p2p", "impl": impl, "np": 2, "args": ["-i", "20"],
+                 "launch": k, "launches": n, "log": f"{base}.log"}
+            res = results[k - 1] if k <= len(results) else None
+            if res is None:
+                e |= {"status": "failed", "exit_code": 1, "result": None}
+            else:
+                (folder / f"{base}.json").write_text(json.dumps(res))
+                e |= {"status": "ok", "result": f"{base}.json"}
+            entries.append(e)
+    manifest = folder / "manifest.json"
+    old = json.loads(manifest.read_text())["runs"] if manifest.exists() else []
+    manifest.write_text(json.dumps({"schema": "partita.run/1", "suite": "library", "runs": old + entries}))
+    return folder
+
+
+def flat(v: float) -> dict:
+    return {(b, p): v for b in SIZES for p in PARTS}
+
+
+def only_check(folder: Path, what: str) -> lc.CheckResult:
+    (g,) = [g for g in load_runs([folder]).groups]
+    (r,) = [r for r in lc.group_checks(g) if r.check.what == what]
+    return r
+
+
+def test_timer_against_model_launch_by_launch(tmp_path):
+    # overhead (lower is better): model 1.0 in every launch; the timer as fast in every launch except
+    # 1 MiB in 8 partitions: 1.5x model's time in launch 2 only (a mode flip), and 1 KiB in 8
+    # partitions: 1.2x in every launch (a loss)
+    timer = []
+    for k in range(1, 6):
+        v = flat(1.0)
+        v[(1 << 20, 8)] = 1.5 if k == 2 else 1.0
+        v[(1024, 8)] = 1.2
+        timer.append(p2p_result(v, noisy=False))
+    folder = write_launches(tmp_path / "r", "overhead", {
+        "partita:model": [p2p_result(flat(1.0), noisy=False)] * 5, "partita:timer": timer})
+    r = only_check(folder, "timer >= model")
+    status = {c.key: r.status(c) for c in r.cases}
+    assert status == {(1024, 1): "holds", (1024, 8): "LOSES", (1 << 20, 1): "holds", (1 << 20, 8): "median holds"}
+    flip = next(c for c in r.cases if c.key == (1 << 20, 8))
+    assert [k for k, x in flip.ratios if x < lc.MODEL_FLOOR] == [2]
+    lines = lc.per_size_lines(r)
+    assert lines[0].startswith("1KiB: holds in every launch at 1/2 partition counts") and "LOSES at P=8 (0.83)" in lines[0]
+    assert lines[1].startswith("1MiB: holds in every launch at 1/2") and "some launches below at P=8 (1/5)" in lines[1]
+    assert "LOSES in the median in 1" in lc.verdict(r) and "in the median only in 1" in lc.verdict(r)
+
+
+def test_launches_pair_by_number_not_by_position(tmp_path):
+    # the timer's launch 2 failed: its launch 3 must be compared with model's launch 3, not 2
+    model = [p2p_result(flat(v), noisy=False) for v in (1.0, 2.0, 3.0)]
+    timer = [p2p_result(flat(1.0), noisy=False), None, p2p_result(flat(3.0), noisy=False)]
+    folder = write_launches(tmp_path / "r", "overhead", {"partita:model": model, "partita:timer": timer})
+    r = only_check(folder, "timer >= model")
+    assert all(c.ratios == [(1, 1.0), (3, 1.0)] for c in r.cases)
+    assert all(r.status(c) == "holds" for c in r.cases)
+
+
+def test_laggard_compares_bandwidth_relative_to_the_launchs_own_send(tmp_path):
+    # the timer's launch 1 ran in a slow mode: its reference send took twice as long and its
+    # perceived bandwidth is half none's; relative to its own send it is as good as none's
+    none = [p2p_result(flat(1000.0), noisy=True)] * 5
+    slow = p2p_result(flat(500.0), noisy=True, send_us={k: 2.0 for k in flat(0)})
+    timer = [slow] + [p2p_result(flat(960.0), noisy=True)] * 4
+    folder = write_launches(tmp_path / "r", "laggard", {"partita:none": none, "partita:timer": timer})
+    r = only_check(folder, "timer >= 95% of none")
+    assert all(c.ratios[0] == (1, 1.0) and r.status(c) == "holds" for c in r.cases)
+    # 94% of none in every launch fails
+    timer = [p2p_result(flat(940.0), noisy=True)] * 5
+    folder = write_launches(tmp_path / "s", "laggard", {"partita:none": none, "partita:timer": timer})
+    r = only_check(folder, "timer >= 95% of none")
+    assert all(r.status(c) == "LOSES" for c in r.cases)
+
+
+def test_adaptive_within_ten_percent_of_the_launchs_best(tmp_path):
+    # launches 1 and 3: model is best (1.0), adaptive 1.05 (within 10%); launch 2: none is best at
+    # 1 MiB (0.5), adaptive 1.0 (2x slower), elsewhere adaptive is the best
+    def launch(adaptive, model, none):
+        return p2p_result(flat(adaptive), False), p2p_result(flat(model), False), p2p_result(none, False)
+    none2 = flat(2.0) | {(1 << 20, p): 0.5 for p in PARTS}
+    l1, l2 = launch(1.05, 1.0, flat(2.0)), launch(1.0, 1.2, none2)
+    folder = write_launches(tmp_path / "r", "overhead", {
+        "partita:adaptive": [l1[0], l2[0], l1[0]], "partita:model": [l1[1], l2[1], l1[1]],
+        "partita:none": [l1[2], l2[2], l1[2]], "native": [p2p_result(flat(0.1), False)] * 3})   # native is no policy: never "the best"
+    r = only_check(folder, "adaptive within 10% of the best")
+    small = next(c for c in r.cases if c.key == (1024, 8))
+    assert small.best_of == [(1, "partita:model"), (2, "partita:adaptive"), (3, "partita:model")]
+    assert abs(small.ratios[0][1] - 1 / 1.05) < 1e-9 and small.ratios[1][1] == 1.0
+    assert r.status(small) == "holds"
+    big = next(c for c in r.cases if c.key == (1 << 20, 8))
+    assert big.best_of[1] == (2, "partita:none") and r.status(big) == "median holds"
+    rows = lc.table_rows(r)
+    assert rows[0][-2:] == ["median [min-max]", "verdict"]
+    assert any(row[:2] == ["1MiB", "8"] and row[3] == "0.50 (none)" for row in rows)
+
+
+def test_no_check_without_both_sides(tmp_path):
+    folder = write_launches(tmp_path / "r", "overhead", {"partita:timer": [p2p_result(flat(1.0), False)] * 2,
+                                                         "partita:none": [p2p_result(flat(1.0), False)] * 2})
+    (g,) = load_runs([folder]).groups
+    assert lc.group_checks(g) == []     # no model: nothing to say about timer >= model
+
+
+def test_the_verdict_and_the_long_tables_print_the_checks(tmp_path):
+    folder = write_launches(tmp_path / "r", "overhead", {
+        "partita:model": [p2p_result(flat(1.0), False)] * 5, "partita:timer": [p2p_result(flat(1.1), False)] * 5})
+    write_launches(folder, "laggard", {"partita:none": [p2p_result(flat(100.0), True)] * 5,
+                                       "partita:timer": [p2p_result(flat(99.0), True)] * 5})
+    runs, h = verdict([folder])
+    out = io.StringIO()
+    print_headline(h, [folder], None, out, runs.problems)
+    text = out.getvalue()
+    assert "# timer >= model (run 'overhead')" in text and "LOSES in the median in 4" in text
+    assert "  1MiB: holds in every launch at 0/2 partition counts" in text
+    assert "- timer >= 95% of none (run 'laggard'): holds in every launch in 4 of 4 cases." in text
+    out = io.StringIO()
+    print_run_summary(folder, load_run_dir(folder), out)
+    assert "launch 5" in out.getvalue() and "0.91 [0.91-0.91]" in out.getvalue()
+    write_report([folder], tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text()
+    assert "timer &gt;= model (run &#x27;overhead&#x27;)" in html and "<td>LOSES</td>" in html
+
+
+def test_a_policy_the_library_does_not_know_is_unavailable():
+    env = {"PARTITA_POLICY": "adaptive"}
+    err = "Abort(1)\npartita: PARTITA_POLICY='adaptive' is not one of none|bulk|static|model|timer|fixed|table\n"
+    assert "no policy 'adaptive'" in unknown_policy("partita:adaptive", env, err)
+    assert unknown_policy("partita:adaptive", env, "partita: MPI_Pready: partition 7 is outside") is None
+    assert unknown_policy("native", {}, err) is None
+
+
+def test_suite_reports_an_unknown_policy_as_unavailable(build, tmp_path):
+    suite = tmp_path / "tiny.toml"
+    suite.write_text('repeat = 2\n[[run]]\nname = "p2p"\nprogram = "partita-p2p"\n'
+                     'args = ["-m", "4K:4K", "--partitions", "4", "-i", "3", "-x", "1"]\n'
+                     'impl = ["partita:model", "partita:no-such-policy"]\ntimeout = 120\n')
+    p = subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
+                        "--build", str(build.path.parent if build.path.is_file() else build.path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    runs = json.loads(next(tmp_path.glob("*-tiny/manifest.json")).read_text())["runs"]
+    assert [(r["impl"], r["status"]) for r in runs] == [
+        ("partita:model", "ok"), ("partita:no-such-policy", "unavailable"),
+        ("partita:model", "ok"), ("partita:no-such-policy", "unavailable")]
+    assert "no policy 'no-such-policy'" in runs[1]["reason"] and "is not one of" in runs[1]["reason"]
+    assert "exit_code" not in runs[3]        # known after the first launch: not launched again
+    assert "# no result: p2p (partita:no-such-policy, launch 1): unavailable: this build's libpartita" in p.stdout
