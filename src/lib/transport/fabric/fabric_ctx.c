@@ -55,7 +55,7 @@ static pt_fab_handlers handlers;
 static atomic_ullong next_key = 1;
 
 void pt_fab_set_handlers(const pt_fab_handlers *h) { handlers = *h; }
-const char *pt_fab_provider(const pt_fab_ctx *ctx) { return ctx->provider; }
+const char *pt_fab_provider(const pt_fab_ctx *ctx) { return ctx->info->fabric_attr->prov_name; }
 void pt_fab_lock(pt_fab_ctx *ctx) { pthread_mutex_lock(&ctx->lock); }
 void pt_fab_unlock(pt_fab_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
 int pt_fab_trylock(pt_fab_ctx *ctx) { return pthread_mutex_trylock(&ctx->lock); }
@@ -94,7 +94,8 @@ static uint32_t request_version(const pt_fi_api *api)
     return have < built ? have : built;
 }
 
-/* The first fi_info of provider with 64 bits of remote CQ data. */
+/* The first fi_info of provider with 64 bits of remote CQ data. libfabric
+ * matches the name with layering: "tcp" finds "tcp;ofi_rxm". */
 static int find_info(const pt_fi_api *api, const char *provider, struct fi_info **out, char *err, size_t errlen)
 {
     struct fi_info *hints = make_hints(api, provider), *list = NULL;
@@ -111,7 +112,7 @@ static int find_info(const pt_fi_api *api, const char *provider, struct fi_info 
         return rc;
     }
     for (struct fi_info *i = list; i; i = i->next)
-        if (i->domain_attr->cq_data_size >= sizeof(uint64_t) && strcmp(i->fabric_attr->prov_name, provider) == 0) {
+        if (i->domain_attr->cq_data_size >= sizeof(uint64_t)) {
             *out = api->dupinfo(i);
             api->freeinfo(list);
             return *out ? 0 : -FI_ENOMEM;

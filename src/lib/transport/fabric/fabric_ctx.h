@@ -43,8 +43,8 @@ typedef struct pt_fab_handlers {
 /* Install the handlers (once, before the first pt_fab_open). */
 void pt_fab_set_handlers(const pt_fab_handlers *h);
 
-/* The process's context for provider (e.g. "shm", "tcp;ofi_rxm"), opened on
- * first use. Returns 0, or a negative libfabric error with one line in err. */
+/* The process's context for provider (e.g. "shm", "tcp;ofi_rxm"; "tcp" finds
+ * "tcp;ofi_rxm" too), opened on first use. Returns 0, or a negative libfabric error with one line in err. */
 int pt_fab_open(const char *provider, pt_fab_ctx **out, char *err, size_t errlen);
 /* Whether provider can be opened here (fi_getinfo finds it with RMA and remote
  * CQ data), without opening it. */
@@ -52,6 +52,7 @@ int pt_fab_provider_available(const char *provider, char *err, size_t errlen);
 /* Close every context (at MPI_Finalize; no request may use them after). */
 void pt_fab_close_all(void);
 
+/* The provider libfabric gave (e.g. "tcp;ofi_rxm" when "tcp" was asked). */
 const char *pt_fab_provider(const pt_fab_ctx *ctx);
 /* Our endpoint's address: its length, and its bytes in name (PT_FAB_NAME_MAX). */
 size_t pt_fab_name(const pt_fab_ctx *ctx, const void **name);
