@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_ctx.h"
-#include "fabric_wire.h"
+#include "transport/fabric/fabric_ctx.h"
+#include "transport/fabric/fabric_wire.h"
 #include "loggp_prtt.h"
 
 typedef struct fab_state {
@@ -60,7 +60,7 @@ static void write_to_peer(loggp_probe *p, size_t offset, size_t s, uint64_t imm)
     pt_fab_lock(st.ctx);
     int rc;
     if (s == 0)
-        while ((rc = pt_fab_control(st.ctx, st.peer, imm, NULL, 0)) == -FI_EAGAIN)
+        while ((rc = pt_fab_control(st.ctx, st.peer, imm, NULL, 0, NULL, NULL)) == -FI_EAGAIN)
             pt_fab_poll(st.ctx, 64, 1);
     else
         while ((rc = pt_fab_write(st.ctx, p->buf, s, st.mr.desc, st.peer, st.peer_base + offset, st.peer_key, imm,

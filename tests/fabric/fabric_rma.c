@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_ctx.h"
-#include "fabric_ids.h"
-#include "fabric_wire.h"
+#include "transport/fabric/fabric_ctx.h"
+#include "transport/fabric/fabric_ids.h"
+#include "transport/fabric/fabric_wire.h"
 
 #define TAG_HELLO 11
 #define TAG_REPLY 12
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
             memset(st.seen, 0, (size_t)messages * sizeof *st.seen);
             st.runs_in = 0;
             pt_fab_lock(ctx);
-            while ((rc = pt_fab_control(ctx, sender, pt_imm(PT_IMM_CREDIT, hello.sender_id, (uint64_t)k + 1), NULL, 0)) ==
+            while ((rc = pt_fab_control(ctx, sender, pt_imm(PT_IMM_CREDIT, hello.sender_id, (uint64_t)k + 1), NULL, 0, NULL, NULL)) ==
                    -FI_EAGAIN)
                 pt_fab_poll(ctx, 64, 1);
             pt_fab_unlock(ctx);

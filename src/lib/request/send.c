@@ -20,6 +20,11 @@ int pt_send_init(pt_request *req)
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
         return s->part ? MPI_SUCCESS : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
     }
+    /* The transport first: the planner uses its costs (auto resolves here). */
+    char why[256] = "";
+    if (!(req->tp_ops = pt_transport_choose(&req->settings, req->peer_world, why, sizeof why)))
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "%s", why);
+    req->settings.transport = strcmp(req->tp_ops->name, "fabric") ? PT_TRANSPORT_MPI : PT_TRANSPORT_FABRIC;
     int cut;
     int N = pt_plan_transport(&req->settings, req->part_bytes, P, req->contiguous, &cut);
     s->ntrans = N;
@@ -33,7 +38,6 @@ int pt_send_init(pt_request *req)
     int rc = pt_flush_init(req);
     if (rc != MPI_SUCCESS)
         return rc;
-    req->tp_ops = pt_transport_default();
     if ((rc = req->tp_ops->send_init(req)) != MPI_SUCCESS)
         return rc;
     int64_t *hs = req->hs_buf;
@@ -107,6 +111,16 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
         if (policy)
             *policy = req->u.r.ready ? pt_policy_name((pt_policy)req->u.r.hs[PT_HS_POLICY]) : "unknown";
     }
+    return MPI_SUCCESS;
+}
+
+int Partita_Request_transport(MPI_Request request, const char **name)
+{
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_transport",
+                       "the request is not a partitioned request");
+    *name = req->proc_null ? "none" : req->tp_ops ? req->tp_ops->name : "unknown";
     return MPI_SUCCESS;
 }
 

@@ -1,5 +1,5 @@
 /* Loads the system libfabric into a link-map namespace of its own (see fabric_api.h). */
-#include "fabric_api.h"
+#include "transport/fabric/fabric_api.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -13,6 +13,8 @@
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pt_fi_api api;
+static void (*ctype_init)(void); /* __ctype_init of the libc in libfabric's namespace */
+static _Thread_local int thread_ready;
 static int loaded;
 static char load_error[256];
 
@@ -48,6 +50,10 @@ static void load(void)
     *(void **)&api.version = need(h, "fi_version");
     if (load_error[0])
         return;
+    Lmid_t lmid;
+    void *libc = dlinfo(h, RTLD_DI_LMID, &lmid) == 0 ? dlmopen(lmid, "libc.so.6", RTLD_NOW | RTLD_NOLOAD) : NULL;
+    *(void **)&ctype_init = libc ? dlsym(libc, "__ctype_init") : NULL;
+    pt_fi_thread();
     if (FI_MAJOR(api.version()) != FI_MAJOR_VERSION || api.version() < PT_FI_VERSION) {
         snprintf(load_error, sizeof load_error, "%s is libfabric %u.%u; the fabric transport needs %u.x >= %u.%u",
                  path, FI_MAJOR(api.version()), FI_MINOR(api.version()), FI_MAJOR_VERSION,
@@ -57,9 +63,20 @@ static void load(void)
     loaded = 1;
 }
 
+void pt_fi_thread(void)
+{
+    if (thread_ready)
+        return;
+    thread_ready = 1;
+    if (ctype_init)
+        ctype_init();
+}
+
 const pt_fi_api *pt_fi_load(char *err, size_t errlen)
 {
     pthread_once(&load_once, load);
+    if (loaded)
+        pt_fi_thread();
     if (!loaded && err)
         snprintf(err, errlen, "%s", load_error);
     return loaded ? &api : NULL;

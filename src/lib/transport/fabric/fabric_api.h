@@ -11,9 +11,13 @@
  * global scope. dlmopen(LM_ID_NEWLM) gives the system copy a namespace of its
  * own (RTLD_DEEPBIND would too, but the sanitizers refuse it).
  *
- * Rule that follows: memory libfabric frees (fi_freeinfo) must come from it:
+ * Rules that follow: memory libfabric frees (fi_freeinfo) must come from it:
  * hints are made by pt_fi.dupinfo(NULL), and strings we point hints at are
- * unhooked before they are freed. */
+ * unhooked before they are freed. And every thread must call pt_fi_thread()
+ * before it calls into libfabric: a thread's start initialises the ctype
+ * tables (tolower...) of the main namespace's libc only, and the copy in
+ * libfabric's namespace crashed in strcasecmp under fi_getinfo from an
+ * application thread. */
 #ifndef PARTITA_FABRIC_API_H
 #define PARTITA_FABRIC_API_H
 
@@ -36,6 +40,8 @@ typedef struct pt_fi_api {
 /* Load the library once per process (thread-safe). Returns the table, or NULL
  * with a one-line reason in err. */
 const pt_fi_api *pt_fi_load(char *err, size_t errlen);
+/* Make this thread ready to call into libfabric (cheap after the first call). */
+void pt_fi_thread(void);
 /* The file it is loaded from (PARTITA_LIBFABRIC overrides the configured path). */
 const char *pt_fi_path(void);
 

@@ -1,5 +1,5 @@
 /* The process-wide libfabric contexts (fabric_ctx.h). */
-#include "fabric_ctx.h"
+#include "transport/fabric/fabric_ctx.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric_api.h"
+#include "transport/fabric/fabric_api.h"
 
 #define PT_FAB_MAX_CTX 4   /* providers open at once */
 #define PT_FAB_POOL 64     /* control receives kept posted */
@@ -56,9 +56,20 @@ static atomic_ullong next_key = 1;
 
 void pt_fab_set_handlers(const pt_fab_handlers *h) { handlers = *h; }
 const char *pt_fab_provider(const pt_fab_ctx *ctx) { return ctx->info->fabric_attr->prov_name; }
-void pt_fab_lock(pt_fab_ctx *ctx) { pthread_mutex_lock(&ctx->lock); }
+/* Every call into libfabric on a context happens under its lock: the place
+ * to make the calling thread ready for it (fabric_api.h). */
+void pt_fab_lock(pt_fab_ctx *ctx)
+{
+    pt_fi_thread();
+    pthread_mutex_lock(&ctx->lock);
+}
 void pt_fab_unlock(pt_fab_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
-int pt_fab_trylock(pt_fab_ctx *ctx) { return pthread_mutex_trylock(&ctx->lock); }
+int pt_fab_trylock(pt_fab_ctx *ctx)
+{
+    pt_fi_thread();
+    return pthread_mutex_trylock(&ctx->lock);
+}
+size_t pt_fab_inject_size(const pt_fab_ctx *ctx) { return ctx->info->tx_attr->inject_size; }
 int pt_fab_needs_local_mr(const pt_fab_ctx *ctx) { return (ctx->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0; }
 
 size_t pt_fab_name(const pt_fab_ctx *ctx, const void **name)
@@ -298,6 +309,7 @@ int pt_fab_peer(pt_fab_ctx *ctx, const void *name, size_t len, fi_addr_t *out)
 
 int pt_fab_mr_reg(pt_fab_ctx *ctx, void *buf, size_t len, uint64_t access, pt_fab_mr *out)
 {
+    pt_fi_thread();
     memset(out, 0, sizeof *out);
     uint64_t mode = ctx->info->domain_attr->mr_mode;
     int remote = (access & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0;
@@ -322,6 +334,7 @@ int pt_fab_mr_reg(pt_fab_ctx *ctx, void *buf, size_t len, uint64_t access, pt_fa
 
 void pt_fab_mr_close(pt_fab_mr *m)
 {
+    pt_fi_thread();
     if (m->mr)
         fi_close(&m->mr->fid);
     m->mr = NULL;
@@ -333,11 +346,14 @@ int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_ad
     return (int)fi_writedata(ctx->ep, buf, len, desc, imm, dest, raddr, key, op);
 }
 
-int pt_fab_control(pt_fab_ctx *ctx, fi_addr_t dest, uint64_t imm, const void *payload, size_t len)
+int pt_fab_control(pt_fab_ctx *ctx, fi_addr_t dest, uint64_t imm, const void *payload, size_t len, void *desc,
+                   pt_fab_op *op)
 {
     if (len > PT_FAB_CTRL_MAX)
         return -FI_EMSGSIZE;
-    return (int)fi_injectdata(ctx->ep, len ? payload : &ctx->scratch, len, imm, dest);
+    if (len <= ctx->info->tx_attr->inject_size)
+        return (int)fi_injectdata(ctx->ep, len ? payload : &ctx->scratch, len, imm, dest);
+    return (int)fi_senddata(ctx->ep, payload, len, desc, imm, dest, op);
 }
 
 static pool_slot *as_pool_slot(pt_fab_ctx *ctx, void *op_context)

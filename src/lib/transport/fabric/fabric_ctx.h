@@ -21,7 +21,7 @@
 
 #define PT_FAB_NAME_MAX 128 /* endpoint address bytes we carry */
 #define PT_FAB_PROV_MAX 32  /* provider name bytes, with the terminating 0 */
-#define PT_FAB_CTRL_MAX 64  /* control message payload (tcp;ofi_rxm injects at most 64 bytes) */
+#define PT_FAB_CTRL_MAX 256 /* control message payload (the receiver's reply: address, key, buffer) */
 
 typedef struct pt_fab_ctx pt_fab_ctx;
 
@@ -75,6 +75,8 @@ typedef struct pt_fab_mr {
  * A provider that needs no registration for the access gets none (mr NULL). */
 int pt_fab_mr_reg(pt_fab_ctx *ctx, void *buf, size_t len, uint64_t access, pt_fab_mr *out);
 void pt_fab_mr_close(pt_fab_mr *m);
+/* Bytes a control message may carry without a completion (fi_inject). */
+size_t pt_fab_inject_size(const pt_fab_ctx *ctx);
 /* Whether local buffers must be registered to be sent from (FI_MR_LOCAL). */
 int pt_fab_needs_local_mr(const pt_fab_ctx *ctx);
 
@@ -83,8 +85,12 @@ int pt_fab_needs_local_mr(const pt_fab_ctx *ctx);
 int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
                  uint64_t key, uint64_t imm, pt_fab_op *op);
 /* Lock held: a control message (payload <= PT_FAB_CTRL_MAX bytes, may be 0)
- * with immediate imm, needing no completion. -FI_EAGAIN as above. */
-int pt_fab_control(pt_fab_ctx *ctx, fi_addr_t dest, uint64_t imm, const void *payload, size_t len);
+ * with immediate imm. Up to the provider's inject size it needs no
+ * completion and op is not used; above it the payload (registered as desc
+ * when the provider wants local registration) must stay put until op
+ * completes (its `done` is called). -FI_EAGAIN as above. */
+int pt_fab_control(pt_fab_ctx *ctx, fi_addr_t dest, uint64_t imm, const void *payload, size_t len, void *desc,
+                   pt_fab_op *op);
 
 /* Drain up to max completions and dispatch them, then call handlers.resume.
  * Takes the lock unless the caller holds it (locked != 0); if another thread

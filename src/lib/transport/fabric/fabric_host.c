@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "fabric_wire.h"
+#include "transport/fabric/fabric_wire.h"
 
 uint64_t pt_fab_host_hash(void)
 {

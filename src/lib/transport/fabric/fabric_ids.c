@@ -1,13 +1,13 @@
 /* The id table (fabric_ids.h): 1024 lazily allocated chunks of 1024 slots.
  * Ids are handed out round-robin, so a late completion for a released id
  * finds NULL rather than the id's next owner until the counter wraps. */
-#include "fabric_ids.h"
+#include "transport/fabric/fabric_ids.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "fabric_wire.h"
+#include "transport/fabric/fabric_wire.h"
 
 #define CHUNK_BITS 10
 #define CHUNK (1u << CHUNK_BITS)

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "fabric_ctx.h"
+#include "transport/fabric/fabric_ctx.h"
 
 enum { PT_IMM_MESSAGE = 0, PT_IMM_RUN = 1, PT_IMM_CREDIT = 2, PT_IMM_REPLY = 3 };
 #define PT_IMM_ID_BITS 20
