@@ -62,7 +62,11 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
     pthread_once(&loaded, load_files);
     if (total == 0)
         return 1;
-    int n = ptm_optimal_layout(params_for(s), total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1, cut);
+    /* The cut pays off below MPI's eager limit; over the fabric every piece is
+     * one more write: 64 KiB cut for shm took 1.5-3.4x one MPI_Send, whole
+     * 1.0-1.1x (docs/library.md, "The fabric transport"). */
+    int cuts = can_cut && s->transport != PT_TRANSPORT_FABRIC;
+    int n = ptm_optimal_layout(params_for(s), total, partitions, s->delay_us, cuts ? PTM_MAX_CUT_MESSAGES : 1, cut);
     return *cut ? n : clamp_parts(n, partitions);
 }
 
