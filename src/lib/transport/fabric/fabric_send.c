@@ -223,18 +223,20 @@ void pt_fab_send_start(pt_request *req)
 int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
 {
     pt_fab_send *s = state(req);
+    char why[sizeof s->why];
     pthread_mutex_lock(&s->qlock);
     take_refusal(req);
     int rc = advance(req);
     *done = all_issued && s->qhead == s->qtail &&
             atomic_load_explicit(&s->completed, memory_order_acquire) ==
                 atomic_load_explicit(&s->posted, memory_order_acquire);
+    memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
     pthread_mutex_unlock(&s->qlock);
     if (rc)
         fail_write(s, rc);
     int err = atomic_load(&s->error);
-    if (s->why[0])
-        return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: %s", s->why);
+    if (why[0])
+        return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: %s", why);
     if (err)
         return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: a write to rank %d failed: %s",
                        req->peer, pt_fab_strerror(err));
