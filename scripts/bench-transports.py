@@ -9,7 +9,7 @@ those per-launch medians, and the ratio fabric/mpi of the medians.
   bench-transports.py [--build DIR] [--launches N] [--transports mpi,fabric]
                       [--env K=V ...] [--launcher CMD] [--show m1,m2] -- P2P_ARGS...
 
-Hold the benchmark lock around it (flock /work/bench.lock ...), as for every
+Hold the machine's benchmark lock around it (flock LOCKFILE ...), as for every
 campaign whose numbers are reported. --launcher replaces `mpiexec -n 2` (e.g.
 scripts/cluster-mpiexec.sh for the emulated hosts).
 """
