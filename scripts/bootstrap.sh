@@ -10,6 +10,7 @@
 #   BUILD_DIR   CMake build folder (default build)
 #   PARTITA_PY_DEPS  0 to skip the Python packages (for a second, MPI-only venv)
 #   CMAKE_ARGS  extra arguments for the CMake configure step
+#   PARTITA_FABRIC  0 to skip installing libfabric (the optional fabric transport)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -52,6 +53,19 @@ if [ "$PARTITA_PY_DEPS" = 1 ]; then
     say "installing the partita Python package and its dependencies"
     pip_install -e ".[test]"
     touch "$stamp"
+  fi
+fi
+
+# The optional libfabric transport is built when pkg-config finds libfabric.
+# PARTITA_FABRIC=0 skips installing it.
+if [ "${PARTITA_FABRIC:-1}" = 1 ] && ! pkg-config --exists libfabric 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing libfabric-dev and libfabric-bin (the fabric transport) with apt"
+    { apt-get install -y -q libfabric-dev libfabric-bin >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libfabric-dev libfabric-bin >/dev/null 2>&1; }; } \
+      || say "apt could not install libfabric-dev: the fabric transport is left out"
+  else
+    say "libfabric not found: the fabric transport is left out (add it: apt-get install libfabric-dev libfabric-bin as root, or PKG_CONFIG_PATH naming a libfabric.pc, then make bootstrap)"
   fi
 fi
 

@@ -2,7 +2,8 @@
 # sanitize.sh: build libpartita, its interposer and its conformance tests with
 # AddressSanitizer + UndefinedBehaviorSanitizer and, separately, with
 # ThreadSanitizer (each in its own build folder), then run the conformance
-# tests (ctest label `lib`) under each. Any sanitizer report fails the run.
+# tests (ctest label `lib`, and `fabric` when the fabric transport is built,
+# but partita-loggp's) under each. Any sanitizer report fails the run.
 # Used by `make sanitize`.
 #
 # Environment: VENV, BUILD_DIR (the sanitizer folders are $BUILD_DIR-asan and
@@ -55,7 +56,7 @@ for kind in $SANITIZE_KINDS; do
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1" \
         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
         TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp" \
-        ctest -L lib -E "preload" -j "$CTEST_J" --timeout 300 --output-on-failure); then
+        ctest -L "lib|fabric" -E "preload|fabric.loggp" -j "$CTEST_J" --timeout 300 --output-on-failure); then
     status=1
     say "$kind: FAILED"
   else

@@ -4,7 +4,8 @@
 # their own).
 #
 # A job that ends in MPI_Abort never unlinks its node's segment (MPICH:
-# mpich_shm_*, Open MPI: sm_segment.*). The tests of bad input abort on
+# mpich_shm_*, Open MPI: sm_segment.*, libfabric's shm provider of the fabric
+# transport: PID:N:N, 16 MiB each). The tests of bad input abort on
 # purpose, so every `make test` used to leave a few MB of RAM behind until
 # reboot. A segment is removed only when all of these hold:
 #   - it is newer than STAMP (a file touched when the run began);
@@ -27,5 +28,5 @@ while IFS= read -r -d '' seg; do
   grep -qxF "$seg" <<<"$in_use" && continue
   rm -f "$seg" && removed=$((removed + 1))
 done < <(find "$dir" -maxdepth 1 -type f -user "$(id -u)" -newer "$stamp" \
-           \( -name 'mpich_shm_*' -o -name 'sm_segment.*' \) -print0)
+           \( -name 'mpich_shm_*' -o -name 'sm_segment.*' -o -regex '.*/[0-9]+:[0-9]+:[0-9]+' \) -print0)
 [ "$removed" -eq 0 ] || echo "shm-sweep: removed $removed shared-memory segments left by aborted MPI jobs"

@@ -64,6 +64,13 @@ int ptm_params_load_default(ptm_params *p);
  * it finds no usable file, ptm_params_default_for(mpi_version) instead of the
  * MPICH defaults. Returns what ptm_params_load_default returned. */
 int ptm_params_load_for(ptm_params *p, const char *mpi_version);
+/* The same for a transport of libpartita: "mpi" is the above; "fabric"
+ * (`partita loggp --transport fabric`) is $PARTITA_LOGGP_FABRIC, else
+ * loggp-fabric.json next to the default file. ptm_params_load_transport falls
+ * back to the MPI parameters (ptm_params_load_for) when the transport has no
+ * file of its own, and returns 2 then. */
+int ptm_params_transport_path(const char *transport, char *buf, size_t buflen);
+int ptm_params_load_transport(ptm_params *p, const char *transport, const char *mpi_version);
 /* Write p as a partita.loggp/1 file. extra_members, if not NULL, is inserted
  * verbatim as further members of the top-level object (e.g. "\"sizes\": [...]").
  * Returns 0, or -1 with a message naming the file in err. */

@@ -106,6 +106,11 @@ int Partita_Request_why(MPI_Request request, char *text, int len);
  * split groups (groups the timer did not wait for) in the current or last
  * round; 0 for other policies. */
 int Partita_Request_runs(MPI_Request request, int *runs);
+/* The transport that moves a partitioned request's bytes: "mpi" or "fabric"
+ * (PARTITA_TRANSPORT, info partita_transport; under "auto" the one chosen);
+ * on a receive request "unknown" until the sender's set-up message arrived,
+ * and "none" for MPI_PROC_NULL. */
+int Partita_Request_transport(MPI_Request request, const char **name);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

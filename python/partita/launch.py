@@ -35,6 +35,7 @@ class BuildInfo:
     numproc_flag: str
     mpi_flavor: str
     native_partitioned: bool
+    fabric_transport: bool = False
     raw: dict = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -70,6 +71,7 @@ class BuildInfo:
             numproc_flag=raw.get("mpiexec_numproc_flag") or "-n",
             mpi_flavor=raw.get("mpi_flavor", "other"),
             native_partitioned=bool(raw.get("native_partitioned")),
+            fabric_transport=bool(raw.get("fabric_transport")),
             raw=raw,
         )
 

@@ -11,6 +11,7 @@
 
 #include "bench.h"
 #include "loggp_prtt.h"
+#include "partita/config.h"
 #include "partita/model.h"
 
 #define MAX_SIZES 256
@@ -19,6 +20,8 @@
 
 enum { API_ISEND, API_SEND };
 static const char *const apis[] = {"isend", "send", NULL};
+enum { TRANSPORT_MPI, TRANSPORT_FABRIC };
+static const char *const transports[] = {"mpi", "fabric", NULL};
 #define MAX_BYTES ((size_t)1 << 28)
 
 typedef struct loggp_config {
@@ -32,6 +35,7 @@ typedef struct loggp_config {
     const char *save;   /* also write the parameter file here */
     double quantile;    /* statistic of the repetitions */
     int api;            /* API_ISEND or API_SEND */
+    int transport;      /* TRANSPORT_MPI or TRANSPORT_FABRIC */
 } loggp_config;
 
 static const char details[] =
@@ -72,6 +76,10 @@ static void configure(pt_cli *cli, loggp_config *cfg)
     pt_add_choice(cli, "api", 0, &cfg->api, "API",
                   "isend: MPI_Isend and receives posted ahead, as libpartita sends transport messages; "
                   "send: blocking MPI_Send/MPI_Recv as Netgauge", apis);
+    pt_add_choice(cli, "transport", 0, &cfg->transport, "T",
+                  "mpi: MPI point-to-point (--api); fabric: libfabric RMA writes with remote CQ data, as libpartita's "
+                  "fabric transport (provider: PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)",
+                  transports);
     pt_add_string(cli, "save", 0, &cfg->save, "FILE", "also write the partita.loggp/1 parameter file to FILE");
     pt_common_options(cli, &cfg->c, PT_COMMON_ITER | PT_COMMON_OUTPUT);
 }
@@ -152,8 +160,8 @@ static void print_text(FILE *f, const pt_ctx *ctx, const loggp_config *cfg, cons
 {
     pt_text_preamble(f, ctx, &cfg->c, "LogGP (PRTT method)");
     fprintf(f, "# PRTT(n,d,s) with n = %d (%s), d = PRTT(1,0,s); %g-quantile of the repetitions, smallest of %d "
-               "passes; times in us\n", cfg->count, cfg->api == API_ISEND ? "MPI_Isend, receives posted ahead" :
-               "MPI_Send/MPI_Recv", cfg->quantile, cfg->passes);
+               "passes; times in us\n", cfg->count, cfg->transport == TRANSPORT_FABRIC ? "libfabric RMA writes with remote CQ data" :
+               cfg->api == API_ISEND ? "MPI_Isend, receives posted ahead" : "MPI_Send/MPI_Recv", cfg->quantile, cfg->passes);
     fprintf(f, "%12s %11s %11s %11s %9s %9s %9s %9s %4s\n", "bytes", "PRTT(1,0)", "PRTT(n,0)", "PRTT(n,d)", "o_s",
             "o_r", "g+G(s-1)", "L", "seg");
     for (size_t i = 0; i < n; i++)
@@ -172,6 +180,15 @@ static void print_text(FILE *f, const pt_ctx *ctx, const loggp_config *cfg, cons
     }
 }
 
+static const char *fabric_provider(void)
+{
+#if PARTITA_HAVE_FABRIC
+    return loggp_fabric_provider();
+#else
+    return "";
+#endif
+}
+
 /* The members the parameter file carries besides the model parameters. */
 static char *extra_members(const pt_ctx *ctx, const loggp_config *cfg, const ptm_loggp_sample *s, size_t n)
 {
@@ -183,9 +200,15 @@ static char *extra_members(const pt_ctx *ctx, const loggp_config *cfg, const ptm
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int fabric = cfg->transport == TRANSPORT_FABRIC;
     fprintf(f, "\"measurement\": {\"program\": \"partita-loggp\", \"created\": \"%s\", \"method\": \"PRTT\", "
-               "\"n\": %d, \"api\": \"%s\", \"passes\": %d, \"quantile\": %g, \"iterations\": %d, \"warmup\": %d, \"ranks_on_one_node\": %s,\n    \"mpi_library\": \"",
-            when, cfg->count, apis[cfg->api], cfg->passes, cfg->quantile, cfg->c.iterations, cfg->c.warmup, ctx->nodes == 1 ? "true" : "false");
+               "\"n\": %d, \"transport\": \"%s\", \"api\": \"%s\", ",
+            when, cfg->count, transports[cfg->transport], fabric ? "fi_writedata" : apis[cfg->api]);
+    if (fabric)
+        fprintf(f, "\"provider\": \"%s\", ", fabric_provider());
+    fprintf(f, "\"passes\": %d, \"quantile\": %g, \"iterations\": %d, \"warmup\": %d, \"ranks_on_one_node\": %s,\n"
+               "    \"mpi_library\": \"",
+            cfg->passes, cfg->quantile, cfg->c.iterations, cfg->c.warmup, ctx->nodes == 1 ? "true" : "false");
     for (const char *c = ctx->library; *c; c++)
         if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
             fputc(*c, f);
@@ -230,13 +253,20 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "%s: cannot write the parameter file", cfg.save);
     pt_open_output(&ctx, &cfg.c);
 
-    loggp_probe probe = {.rank = ctx.rank, .quantile = cfg.quantile, .nonblocking = cfg.api == API_ISEND};
+    loggp_probe probe = {.rank = ctx.rank, .quantile = cfg.quantile};
+    int fabric = cfg.transport == TRANSPORT_FABRIC;
+    if (fabric && !PARTITA_HAVE_FABRIC)
+        pt_fail(&ctx, "--transport fabric: this build has no fabric transport (libfabric was not found when it was "
+                      "configured: install libfabric-dev and re-run make bootstrap)");
+    probe.ch = fabric ? NULL : cfg.api == API_ISEND ? &loggp_mpi_isend : &loggp_mpi_send;
     probe.slot = (cfg.sizes.max + 63) / 64 * 64;
     size_t buf_bytes = probe.slot;
-    if (probe.nonblocking && ctx.rank == 1) {
+    /* receives posted ahead, or remote writes: the server keeps n buffers */
+    if ((fabric || cfg.api == API_ISEND) && ctx.rank == 1) {
         if (probe.slot > MAX_SERVER_BUFFER / (size_t)cfg.count)
-            pt_abort(&ctx, "--api isend needs %d receive buffers of %zu bytes (more than %zu): use a smaller "
-                     "--message-size maximum or --count, or --api send", cfg.count, probe.slot, MAX_SERVER_BUFFER);
+            pt_abort(&ctx, "--api isend and --transport fabric need %d receive buffers of %zu bytes (more than %zu): "
+                     "use a smaller --message-size maximum or --count, or --api send", cfg.count, probe.slot,
+                     MAX_SERVER_BUFFER);
         buf_bytes = probe.slot * (size_t)cfg.count;
     }
     probe.buf = malloc(buf_bytes);
@@ -247,6 +277,14 @@ int main(int argc, char **argv)
     if (!probe.buf || !probe.scratch || !samples || !probe.reqs)
         pt_abort(&ctx, "out of memory for %zu bytes of buffers", buf_bytes);
     memset(probe.buf, 0x5a, buf_bytes);
+#if PARTITA_HAVE_FABRIC
+    if (fabric) {
+        char why[512] = "";
+        probe.ch = loggp_fabric_open(&probe, probe.slot, probe.slot * (size_t)cfg.count, ctx.nodes == 1, why, sizeof why);
+        if (!probe.ch)
+            pt_fail(&ctx, "--transport fabric: %s", why);
+    }
+#endif
 
     size_t sizes[MAX_SIZES], n = 0;
     for (size_t s = cfg.sizes.min; s <= cfg.sizes.max && n < MAX_SIZES; s *= 2) {
@@ -291,6 +329,10 @@ int main(int argc, char **argv)
         }
         free(extra);
     }
+#if PARTITA_HAVE_FABRIC
+    if (fabric)
+        loggp_fabric_close(&probe);
+#endif
     free(probe.buf);
     free(probe.reqs);
     free(probe.scratch);

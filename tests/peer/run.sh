@@ -7,6 +7,7 @@
 #   4. print the suite x policy table; exit 1 on a failure not in expectations.txt.
 #
 # Usage: bash tests/peer/run.sh [--from-make-test] [--level quick|full] [--mpi LIST] [--policies LIST]
+#                               [--env K=V]...
 #   --from-make-test  quick level, the default MPI only; when the sources cannot be fetched,
 #                     say so and exit 0 (plain runs exit 1 then)
 #   --level           quick: a 2-case pingping subset, mpi4py on 2 ranks, the main policies
@@ -16,6 +17,8 @@
 #   --mpi             comma list of mpich, mpich-abi, openmpi (full default: all three)
 #   --policies        comma list for every MPI; see POLICIES in run_suites.py, or
 #                     NAME:KEY=VALUE,... (quote it)
+#   --env K=V         also set K=V for every policy run with the interposer, e.g.
+#                     --env PARTITA_TRANSPORT=fabric --env PARTITA_FABRIC_PROVIDER=tcp
 # Environment: VENV, BUILD_DIR (as the Makefile), MPICC (a system MPI instead of the wheel),
 # PEER_WORK (default peer-tests-work), PEER_MPIS, PEER_POLICIES, PEER_LEVEL, PEER_MPIEXEC (the
 # launcher instead of the mpiexec next to the compiler wrapper, e.g. scripts/cluster-mpiexec.sh).
@@ -31,12 +34,14 @@ from_make_test=0
 level=${PEER_LEVEL:-}
 mpis=${PEER_MPIS:-}
 policies=${PEER_POLICIES:-}
+extra_env=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --from-make-test) from_make_test=1 ;;
     --level) level=${2:?--level needs quick or full}; shift ;;
     --mpi) mpis=${2:?--mpi needs a list}; shift ;;
     --policies) policies=${2:?--policies needs a list}; shift ;;
+    --env) extra_env+=(--env "${2:?--env needs K=V}"); shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -141,7 +146,8 @@ for mpi in "${mpi_list[@]}"; do
   "$python" "$here/run_suites.py" run --mpi "$mpi" --flavour "$flavour" --mpiexec "${PEER_MPIEXEC:-$(dirname "$mpicc")/mpiexec}" \
     --bindir "$bindir" --mpich-src "$mpich_src" --mpi4py-src "$mpi4py_src" --python "$venv/bin/python" \
     --pythonpath "$pydir" --interposer "$build/lib/libpartita-mpi.so" --policies "$mpi_policies" --level "$mpi_level" \
-    --mpi4py-missing "$mpi4py_missing" --results "$results/$mpi.jsonl" --expectations "$here/expectations.txt" || status=1
+    --mpi4py-missing "$mpi4py_missing" --results "$results/$mpi.jsonl" --expectations "$here/expectations.txt" \
+    "${extra_env[@]}" || status=1
 done
 
 # 4. One table over every MPI; its exit status says whether anything failed unexpectedly.

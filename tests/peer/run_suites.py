@@ -177,6 +177,8 @@ def cmd_run(args) -> int:
         for policy in args.policies.split(","):
             started = time.monotonic()
             extra = policy_env(policy)
+            if extra is not None:  # --env (e.g. the fabric transport) applies to every interposed policy
+                extra = {**dict(kv.split("=", 1) for kv in args.env), **extra}
             preload = None if extra is None else str(Path(args.interposer).resolve())
             env = launcher.environment({"PYTHONPATH": args.pythonpath, **(extra or {})})
             logdir = results.parent / "logs" / args.mpi / re.sub(r"[^A-Za-z0-9=._-]+", "_", policy)
@@ -276,6 +278,8 @@ def main(argv: list[str]) -> int:
         r.add_argument(opt, required=True)
     r.add_argument("--flavour", choices=["mpich", "openmpi"], required=True)
     r.add_argument("--level", choices=["quick", "full"], default="quick")
+    r.add_argument("--env", action="append", default=[], metavar="K=V",
+                   help="set K=V for every policy that runs with the interposer (e.g. PARTITA_TRANSPORT=fabric)")
     r.add_argument("--mpi4py-missing", default="", metavar="REASON",
                    help="mpi4py could not be built: record its cases as not run, with this reason")
     s = sub.add_parser("summary")

@@ -45,3 +45,21 @@ def test_loggp_bad_input(tmp_path):
     assert r.returncode == 2 and "--quantile" in r.stderr
     r = run_cli("loggp", "--api", "rdma", "--no-save")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_loggp_fabric_transport_saves_its_own_file(tmp_path):
+    """--transport fabric measures writes with remote CQ data and saves loggp-fabric.json (the planner's
+    parameters for fabric requests), leaving the MPI file alone; a build without it says so."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "PARTITA_LOGGP": "", "PARTITA_LOGGP_FABRIC": "",
+           "PARTITA_FABRIC_PROVIDER": "shm"}
+    r = run_cli("loggp", "--transport", "fabric", "-m", "1:1K", "-i", "3", "--passes", "1", env=env)
+    if not build_info().fabric_transport:
+        assert r.returncode == 2 and "no fabric transport" in r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    saved = tmp_path / "partita" / "loggp-fabric.json"
+    assert f"saved {saved}" in r.stdout and "libfabric provider shm" in r.stdout
+    doc = json.loads(saved.read_text())
+    assert doc["measurement"]["transport"] == "fabric" and doc["measurement"]["provider"] == "shm"
+    assert Params.load(saved, library(build_info().lib_dir)).segments
+    assert not (tmp_path / "partita" / "loggp.json").exists()

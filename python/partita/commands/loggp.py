@@ -22,7 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="measure LogGP parameters (PRTT method) and save them for libpartita",
         description="Run partita-loggp on 2 ranks, print the per-size measurements and the per-segment LogGP "
         "parameters, and save the partita.loggp/1 file where libpartita and `partita model` find it by default "
-        "($XDG_CONFIG_HOME/partita/loggp.json, else ~/.config/partita/loggp.json; PARTITA_LOGGP overrides).",
+        "($XDG_CONFIG_HOME/partita/loggp.json, else ~/.config/partita/loggp.json; PARTITA_LOGGP overrides). "
+        "With --transport fabric it measures libfabric writes with remote CQ data, as libpartita's fabric transport "
+        "moves its messages, and saves loggp-fabric.json there (PARTITA_LOGGP_FABRIC overrides), which the planner "
+        "uses for fabric requests.",
     )
     p.add_argument("-m", "--message-size", default="1:4M", help="MIN:MAX, powers of two (default 1:4M)")
     p.add_argument("-i", "--iterations", type=int, default=40, help="repetitions per PRTT and pass (default 40)")
@@ -31,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="statistic of the repetitions: 0.5 the median (default); e.g. 0.2 on a busy machine")
     p.add_argument("--api", choices=["isend", "send"], default="isend",
                    help="isend: MPI_Isend with receives posted ahead, as libpartita (default); send: blocking")
+    p.add_argument("--transport", choices=["mpi", "fabric"], default="mpi",
+                   help="mpi: MPI point-to-point (--api); fabric: libfabric RMA writes (provider: "
+                   "PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)")
     p.add_argument("-o", "--output", type=Path, help="save the parameter file here instead of the standard place")
     p.add_argument("--no-save", action="store_true", help="only print, save nothing")
     p.add_argument("--quiet", action="store_true", help="do not print the per-size table")
@@ -52,23 +58,29 @@ def main(args: argparse.Namespace) -> int:
         lib = library(build.lib_dir)
         target = args.output
         if target is None and not args.no_save:
-            target, from_env = default_params_path(lib)
+            target, from_env = default_params_path(lib, args.transport)
             if target is None:
                 raise ModelError("no standard place for the parameter file (HOME is not set); use --output")
             if from_env:
-                print(f"{prog}: PARTITA_LOGGP is set: saving to {target}", file=sys.stderr)
+                env = "PARTITA_LOGGP_FABRIC" if args.transport == "fabric" else "PARTITA_LOGGP"
+                print(f"{prog}: {env} is set: saving to {target}", file=sys.stderr)
         if target is not None and target.is_dir():
             raise ModelError(f"{target} is a directory; --output needs a file name")
+        if args.transport == "fabric" and not build.fabric_transport:
+            raise ModelError("--transport fabric: this build has no fabric transport (libfabric was not found when "
+                             "it was configured: install libfabric-dev and re-run make bootstrap)")
         cmd = ["-m", args.message_size, "-i", str(args.iterations), "--passes", str(args.passes),
-               "--quantile", str(args.quantile), "--api", args.api]
+               "--quantile", str(args.quantile), "--api", args.api, "--transport", args.transport]
         warn_if_busy(prog)
         doc, params = measure(build, cmd, launcher=args.launcher)
     except (LaunchError, ModelError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     meas = doc.get("measurement", {})
+    over = (f"libfabric provider {meas.get('provider', '?')}" if meas.get("transport") == "fabric"
+            else f"MPI: {meas.get('mpi_library', '?')}")
     print(f"LogGP parameters by PRTT (n={meas.get('n')}, {meas.get('passes')} passes x {meas.get('iterations')} "
-          f"repetitions, {meas.get('quantile')}-quantile), MPI: {meas.get('mpi_library', '?')}")
+          f"repetitions, {meas.get('quantile')}-quantile), {over}")
     if not args.quiet:
         print("\n".join(format_sizes(doc)))
         print()
@@ -86,7 +98,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"{prog}: error: cannot save {target}: {e}", file=sys.stderr)
             return 2
         print(f"\nsaved {target}")
-        if os.environ.get("PARTITA_LOGGP") and Path(os.environ["PARTITA_LOGGP"]) != target:
-            print(f"note: PARTITA_LOGGP={os.environ['PARTITA_LOGGP']} takes precedence over this file",
-                  file=sys.stderr)
+        env = "PARTITA_LOGGP_FABRIC" if args.transport == "fabric" else "PARTITA_LOGGP"
+        if os.environ.get(env) and Path(os.environ[env]) != target:
+            print(f"note: {env}={os.environ[env]} takes precedence over this file", file=sys.stderr)
     return 0

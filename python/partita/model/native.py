@@ -81,6 +81,7 @@ class Library:
             "ptm_params_load": (i32, [chp, P, chp, sz]),
             "ptm_params_check": (i32, [P, chp, sz]),
             "ptm_params_default_path": (i32, [chp, sz]),
+            "ptm_params_transport_path": (i32, [ctypes.c_char_p, chp, sz]),
             "ptm_params_save": (i32, [chp, P, chp, chp, sz]),
             "ptm_completion_us": (dbl, [P, sz, szptr, dptr]),
             "ptm_arrivals_us": (dbl, [P, sz, szptr, dptr, dptr]),
@@ -297,11 +298,12 @@ class Params:
         return self._lib.dll.ptm_default_delta_us(ctypes.byref(self._raw), group_bytes)
 
 
-def default_params_path(lib: Library | None = None) -> tuple[Path | None, bool]:
-    """Where the library looks by default: ($PARTITA_LOGGP or the XDG path, from_env)."""
+def default_params_path(lib: Library | None = None, transport: str = "mpi") -> tuple[Path | None, bool]:
+    """Where the library looks by default for a transport's parameters: ($PARTITA_LOGGP or the XDG path,
+    from_env) for mpi; ($PARTITA_LOGGP_FABRIC or loggp-fabric.json next to it) for fabric."""
     lib = lib or library()
     buf = ctypes.create_string_buffer(1024)
-    rc = lib.dll.ptm_params_default_path(buf, len(buf))
+    rc = lib.dll.ptm_params_transport_path(transport.encode(), buf, len(buf))
     if rc < 0:
         return None, False
     return Path(buf.value.decode()), rc == 1

@@ -223,21 +223,22 @@ int ptm_params_load(const char *path, ptm_params *p, char *err, size_t errlen)
     return 0;
 }
 
-int ptm_params_default_path(char *buf, size_t buflen)
+/* $env, else <config>/partita/<file> (XDG_CONFIG_HOME, else HOME/.config). */
+static int config_path(const char *env_name, const char *file, char *buf, size_t buflen)
 {
-    const char *env = getenv("PARTITA_LOGGP");
+    const char *env = getenv(env_name);
     if (env && *env) {
         snprintf(buf, buflen, "%s", env);
         return 1;
     }
     const char *xdg = getenv("XDG_CONFIG_HOME");
     if (xdg && *xdg) {
-        snprintf(buf, buflen, "%s/partita/loggp.json", xdg);
+        snprintf(buf, buflen, "%s/partita/%s", xdg, file);
         return 0;
     }
     const char *home = getenv("HOME");
     if (home && *home) {
-        snprintf(buf, buflen, "%s/.config/partita/loggp.json", home);
+        snprintf(buf, buflen, "%s/.config/partita/%s", home, file);
         return 0;
     }
     if (buflen)
@@ -245,11 +246,20 @@ int ptm_params_default_path(char *buf, size_t buflen)
     return -1;
 }
 
-int ptm_params_load_default(ptm_params *p)
+int ptm_params_default_path(char *buf, size_t buflen) { return config_path("PARTITA_LOGGP", "loggp.json", buf, buflen); }
+
+int ptm_params_transport_path(const char *transport, char *buf, size_t buflen)
+{
+    if (transport && !strcmp(transport, "fabric"))
+        return config_path("PARTITA_LOGGP_FABRIC", "loggp-fabric.json", buf, buflen);
+    return ptm_params_default_path(buf, buflen);
+}
+
+/* Load the file at path (from_env: named by the user, so its absence is worth a warning). */
+static int load_path(ptm_params *p, const char *path, int from_env)
 {
     static atomic_flag warned = ATOMIC_FLAG_INIT;
-    char path[1024], err[512];
-    int from_env = ptm_params_default_path(path, sizeof path);
+    char err[512];
     if (from_env < 0) {
         ptm_params_default(p);
         return 1;
@@ -266,6 +276,26 @@ int ptm_params_load_default(ptm_params *p)
     if (!atomic_flag_test_and_set(&warned))
         fprintf(stderr, "partita: warning: cannot use LogGP parameters (%s); using built-in defaults\n", err);
     return -1;
+}
+
+int ptm_params_load_default(ptm_params *p)
+{
+    char path[1024];
+    int from_env = ptm_params_default_path(path, sizeof path);
+    return load_path(p, path, from_env);
+}
+
+int ptm_params_load_transport(ptm_params *p, const char *transport, const char *mpi_version)
+{
+    if (transport && !strcmp(transport, "fabric")) {
+        char path[1024];
+        int from_env = ptm_params_transport_path("fabric", path, sizeof path);
+        if (load_path(p, path, from_env) == 0)
+            return 0;
+        ptm_params_load_for(p, mpi_version);
+        return 2;
+    }
+    return ptm_params_load_for(p, mpi_version);
 }
 
 int ptm_params_load_for(ptm_params *p, const char *mpi_version)

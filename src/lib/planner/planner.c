@@ -1,6 +1,7 @@
-/* Aggregation planner. The model parameters (PARTITA_LOGGP) and the tuning
- * table (PARTITA_TUNING) are read once, on first use; an unreadable file gives
- * one warning on stderr and the built-in defaults (or no table). */
+/* Aggregation planner. The model parameters (PARTITA_LOGGP, and for the
+ * fabric transport PARTITA_LOGGP_FABRIC) and the tuning table (PARTITA_TUNING)
+ * are read once, on first use; an unreadable file gives one warning on stderr
+ * and the built-in defaults (or no table). */
 #include "planner/planner.h"
 
 #include <limits.h>
@@ -13,7 +14,8 @@
 
 #include "partita/model.h"
 
-static ptm_params params;
+static ptm_params params;        /* the MPI transport's */
+static ptm_params fabric_params; /* the fabric transport's (its own file, else the MPI ones) */
 static ptm_table *table;
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 
@@ -28,12 +30,20 @@ static void load_files(void)
     if (PMPI_Get_library_version(version, &len) != MPI_SUCCESS)
         version[0] = '\0';
     ptm_params_load_for(&params, version);
+    ptm_params_load_transport(&fabric_params, "fabric", version);
     const char *path = getenv("PARTITA_TUNING");
     if (path && *path) {
         table = ptm_table_load(path, err, sizeof err);
         if (!table)
             fprintf(stderr, "partita: warning: PARTITA_TUNING: %s; the table policy uses the model\n", err);
     }
+}
+
+/* The parameters of the transport the request uses (settings->transport is
+ * resolved before planning: auto became mpi or fabric). */
+static const ptm_params *params_for(const pt_settings *s)
+{
+    return s->transport == PT_TRANSPORT_FABRIC ? &fabric_params : &params;
 }
 
 static int clamp_parts(long long n, int partitions)
@@ -52,7 +62,11 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
     pthread_once(&loaded, load_files);
     if (total == 0)
         return 1;
-    int n = ptm_optimal_layout(&params, total, partitions, s->delay_us, can_cut ? PTM_MAX_CUT_MESSAGES : 1, cut);
+    /* The cut pays off below MPI's eager limit; over the fabric every piece is
+     * one more write: 64 KiB cut for shm took 1.5-3.4x one MPI_Send, whole
+     * 1.0-1.1x (docs/library.md, "The fabric transport"). */
+    int cuts = can_cut && s->transport != PT_TRANSPORT_FABRIC;
+    int n = ptm_optimal_layout(params_for(s), total, partitions, s->delay_us, cuts ? PTM_MAX_CUT_MESSAGES : 1, cut);
     return *cut ? n : clamp_parts(n, partitions);
 }
 
@@ -75,11 +89,12 @@ static int timer_groups(const pt_settings *s, size_t total, int partitions, int 
     /* a cut holds no whole partition back; a planned-for delay: the model's answer */
     if (*cut || n >= partitions || total == 0 || s->delay_us > 0)
         return n;
-    double limit = ptm_grouped_us(&params, total, partitions, n, NULL, NULL) * (1 + TIMER_MORE_GROUPS_TOLERANCE);
+    const ptm_params *m = params_for(s);
+    double limit = ptm_grouped_us(m, total, partitions, n, NULL, NULL) * (1 + TIMER_MORE_GROUPS_TOLERANCE);
     for (int g = partitions; g > n; g = (g + 1) / 2) {
-        if (ptm_too_many_eager(&params, total, g))
+        if (ptm_too_many_eager(m, total, g))
             continue;
-        double t = ptm_grouped_us(&params, total, partitions, g, NULL, NULL);
+        double t = ptm_grouped_us(m, total, partitions, g, NULL, NULL);
         if (t >= 0 && t <= limit)
             return g;
     }
@@ -196,8 +211,9 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     if (s->delta_us >= 0)
         return llround(s->delta_us * 1e3);
     pthread_once(&loaded, load_files);
-    double marking = 2.0 * group_parts * params.o_pready; /* twice the model's Pready cost: margin */
-    return llround((ptm_default_delta_us(&params, group_bytes) + marking) * 1e3);
+    const ptm_params *m = params_for(s);
+    double marking = 2.0 * group_parts * m->o_pready; /* twice the model's Pready cost: margin */
+    return llround((ptm_default_delta_us(m, group_bytes) + marking) * 1e3);
 }
 
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)

@@ -187,7 +187,6 @@ int pt_adapt_send_init(pt_request *req)
     int64_t *hs = req->hs_buf;
     hs[PT_HS_NCAND] = n;
     hs[PT_HS_ADAPT_ID] = a->id;
-    req->tp_ops = pt_transport_default();
     for (int k = 0; k < n; k++) {
         int rc = build_send(req, cand[k]);
         send_save(req, &a->saved[k]);

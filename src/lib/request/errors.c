@@ -45,6 +45,7 @@ static const struct {
     [PT_E_TAGS] = { MPI_ERR_OTHER, "partita: no free range of internal tags" },
     [PT_E_TOO_BIG] = { MPI_ERR_COUNT, "partita: a transport message would exceed INT_MAX elements or bytes" },
     [PT_E_INTERNAL] = { MPI_ERR_INTERN, "partita: an internal MPI call failed" },
+    [PT_E_TRANSPORT] = { MPI_ERR_OTHER, "partita: the transport cannot serve the request" },
 };
 
 static int codes[PT_E_COUNT_KINDS];

@@ -35,6 +35,7 @@ typedef enum {
     PT_E_TAGS,             /* no free range of internal tags */
     PT_E_TOO_BIG,          /* a transport message over INT_MAX elements or bytes */
     PT_E_INTERNAL,         /* an internal MPI call failed (deferred: r->error_code holds its code) */
+    PT_E_TRANSPORT,        /* the chosen transport cannot serve the request (deferred: r->error_call says why) */
     PT_E_COUNT_KINDS
 } pt_err;
 

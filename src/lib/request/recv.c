@@ -297,6 +297,9 @@ int pt_recv_report_error(pt_request *req, const char *call)
                        req->partitions, req->part_bytes, pt_request_round(req), holds);
     case PT_E_INTERNAL:
         return pt_fail_mpi(req->comm, r->error_code, call, r->error_call);
+    case PT_E_TRANSPORT:
+        return pt_fail(req->comm, PT_E_TRANSPORT, call, "%s (peer rank %d)",
+                       r->error_call ? r->error_call : "the transport failed", req->peer);
     case PT_E_TOO_BIG:
         return pt_fail(req->comm, PT_E_TOO_BIG, call, "the sender's transport messages are over INT_MAX bytes");
     case PT_E_NO_MEM:

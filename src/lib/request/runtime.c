@@ -12,6 +12,7 @@
 #include "request/orphans.h"
 #include "request/progress_thread.h"
 #include "request/settings.h"
+#include "transport/transport.h"
 #include "request/setup_waiters.h"
 #include "transport/transport.h"
 
@@ -25,16 +26,20 @@ const char *pt_init_error(void) { return init_error; }
 const char *Partita_Init_error(void) { return init_error; }
 int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE; }
 
-int pt_background_pending(void) { return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending(); }
+int pt_background_pending(void)
+{
+    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending() || pt_transports_pending();
+}
 
 void pt_background_poll(pt_background_next *next)
 {
     pt_orphans_poll();
     int help = pt_waiters_poll();
     int64_t due = pt_timers_poll();
+    pt_transports_poll();
     if (next) {
         next->timer_due = due;
-        next->regular = help || pt_orphans_pending() || pt_timers_pending();
+        next->regular = help || pt_orphans_pending() || pt_timers_pending() || pt_transports_pending();
     }
 }
 

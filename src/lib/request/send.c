@@ -24,8 +24,23 @@ int pt_send_init(pt_request *req)
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!req->hs_buf)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
+    /* The transport first: the planner uses its costs (auto resolves here).
+     * The adaptive policy keeps a transport state per candidate layout, which
+     * only the MPI transport supports so far: auto then means mpi, and an
+     * explicit fabric is refused rather than ignored. */
+    char why[256] = "";
+    int adaptive = req->settings.policy == PT_POLICY_ADAPTIVE;
+    if (adaptive && req->settings.transport == PT_TRANSPORT_FABRIC)
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init",
+                       "PARTITA_TRANSPORT=fabric cannot carry PARTITA_POLICY=adaptive (it runs over the mpi "
+                       "transport only); use another policy or PARTITA_TRANSPORT=mpi|auto");
+    if (adaptive && req->settings.transport == PT_TRANSPORT_AUTO)
+        req->settings.transport = PT_TRANSPORT_MPI;
+    if (!(req->tp_ops = pt_transport_choose(&req->settings, req->peer_world, why, sizeof why)))
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "%s", why);
+    req->settings.transport = strcmp(req->tp_ops->name, "fabric") ? PT_TRANSPORT_MPI : PT_TRANSPORT_FABRIC;
     int rc;
-    if (req->settings.policy == PT_POLICY_ADAPTIVE && (rc = pt_adapt_send_init(req)) != PT_ADAPT_STATIC) {
+    if (adaptive && (rc = pt_adapt_send_init(req)) != PT_ADAPT_STATIC) {
         if (rc != MPI_SUCCESS)
             return rc; /* every candidate's messages, the first one's live */
     } else {
@@ -40,7 +55,6 @@ int pt_send_init(pt_request *req)
             s->bound[j] = ptm_group_first(P, N, j);
         if ((rc = pt_flush_init(req)) != MPI_SUCCESS)
             return rc;
-        req->tp_ops = pt_transport_default();
         if ((rc = req->tp_ops->send_init(req)) != MPI_SUCCESS)
             return rc;
         req->hs_buf[PT_HS_NCAND] = 1;
@@ -122,6 +136,16 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
         if (policy)
             *policy = req->u.r.ready ? pt_policy_name((pt_policy)req->u.r.hs[PT_HS_POLICY]) : "unknown";
     }
+    return MPI_SUCCESS;
+}
+
+int Partita_Request_transport(MPI_Request request, const char **name)
+{
+    pt_request *req = pt_lookup(request);
+    if (!req)
+        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_transport",
+                       "the request is not a partitioned request");
+    *name = req->proc_null ? "none" : req->tp_ops ? req->tp_ops->name : "unknown";
     return MPI_SUCCESS;
 }
 

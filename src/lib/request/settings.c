@@ -12,16 +12,23 @@ static const char *const policy_names[PT_POLICY_COUNT] = {
     "none", "bulk", "static", "model", "timer", "fixed", "table", "adaptive"
 };
 
+static const char *const transport_names[PT_TRANSPORT_COUNT] = { "mpi", "fabric", "auto" };
+
 #define DEFAULT_MIN_BYTES 8192
 
 static pt_settings global = {
     .policy = PT_POLICY_MODEL, .min_bytes = DEFAULT_MIN_BYTES, .delta_us = -1, .delay_us = 0,
-    .transport_parts = 0, .adapt = 1,
+    .transport_parts = 0, .adapt = 1, .transport = PT_TRANSPORT_MPI,
 };
 
 const char *pt_policy_name(pt_policy p)
 {
     return (p >= 0 && p < PT_POLICY_COUNT) ? policy_names[p] : "?";
+}
+
+const char *pt_transport_choice_name(pt_transport_choice t)
+{
+    return (t >= 0 && t < PT_TRANSPORT_COUNT) ? transport_names[t] : "?";
 }
 
 const pt_settings *pt_settings_global(void) { return &global; }
@@ -40,6 +47,16 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
             }
         }
         snprintf(err, errlen, "%s='%s' is not one of none|bulk|static|model|timer|fixed|table|adaptive", what, value);
+        return -1;
+    }
+    if (!strcmp(key, "transport")) {
+        for (int t = 0; t < PT_TRANSPORT_COUNT; t++) {
+            if (!strcasecmp(value, transport_names[t])) {
+                s->transport = (pt_transport_choice)t;
+                return 0;
+            }
+        }
+        snprintf(err, errlen, "%s='%s' is not one of mpi|fabric|auto", what, value);
         return -1;
     }
     if (!strcmp(key, "min_bytes") || !strcmp(key, "transport_parts")) {
@@ -80,7 +97,8 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
     return -1;
 }
 
-static const char *const keys[] = { "policy", "min_bytes", "delta_us", "delay_us", "transport_parts", "adapt" };
+static const char *const keys[] = { "policy",          "min_bytes", "delta_us", "delay_us",
+                                    "transport_parts", "adapt",     "transport" };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static int check_complete(const pt_settings *s, const char *how, char *err, size_t errlen)

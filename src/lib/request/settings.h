@@ -18,6 +18,14 @@ typedef enum {
     PT_POLICY_COUNT
 } pt_policy;
 
+/* Which transport a send request uses (PARTITA_TRANSPORT, info partita_transport). */
+typedef enum {
+    PT_TRANSPORT_MPI,    /* MPI point-to-point (the default) */
+    PT_TRANSPORT_FABRIC, /* libfabric RMA; an error when it cannot serve the request */
+    PT_TRANSPORT_AUTO,   /* the fabric when built and a provider reaches the peer, else MPI */
+    PT_TRANSPORT_COUNT
+} pt_transport_choice;
+
 typedef struct pt_settings {
     pt_policy policy;
     size_t min_bytes;    /* static: smallest transport message */
@@ -25,9 +33,11 @@ typedef struct pt_settings {
     double delay_us;     /* model/timer: expected delay of the last partition */
     int transport_parts; /* fixed: messages per round; 0: unset */
     int adapt;           /* adaptive: 1 adapt online, 0 plan once like model */
+    pt_transport_choice transport;
 } pt_settings;
 
 const char *pt_policy_name(pt_policy p);
+const char *pt_transport_choice_name(pt_transport_choice t);
 /* Read the environment once. Returns 0, or -1 with a one-line message in err. */
 int pt_settings_load_env(char *err, size_t errlen);
 /* The environment's settings (pt_settings_load_env must have succeeded). */

@@ -1,22 +1,51 @@
 /* The transports a request can use, by name. The sender picks one at init
- * (pt_transport_default); the set-up message names it by its index here, and
+ * (pt_transport_choose: PARTITA_TRANSPORT=mpi|fabric|auto or the info key
+ * partita_transport); the set-up message names it by its index here, and
  * the receiver uses the same. A new transport adds a line to `transports`. */
+#include <stdio.h>
 #include <string.h>
 
 #include <mpi.h>
 
+#include "partita/config.h"
+#include "request/settings.h"
 #include "transport/mpi/mpi_transport.h"
 #include "transport/transport.h"
+#if PARTITA_HAVE_FABRIC
+#include "transport/fabric/fabric_transport.h"
+#endif
 
-static const pt_transport_ops *const transports[] = { &pt_mpi_transport };
+static const pt_transport_ops *const transports[] = {
+    &pt_mpi_transport,
+#if PARTITA_HAVE_FABRIC
+    &pt_fabric_transport,
+#endif
+};
 #define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))
 
-/* The one every sender uses. A setting naming it (PARTITA_TRANSPORT) would be
- * read in pt_transports_init, with pt_transport_by_name, and a bad name
- * reported through its err buffer, which stops Partita_Init_hook. */
-static const pt_transport_ops *chosen = &pt_mpi_transport;
-
-const pt_transport_ops *pt_transport_default(void) { return chosen; }
+const pt_transport_ops *pt_transport_choose(const struct pt_settings *s, int peer_world, char *err, size_t errlen)
+{
+    (void)peer_world;
+    switch (s->transport) {
+    case PT_TRANSPORT_FABRIC:
+#if PARTITA_HAVE_FABRIC
+        return &pt_fabric_transport; /* its send_init reports what it cannot do */
+#else
+        snprintf(err, errlen, "transport 'fabric' asked for, but this libpartita was built without it (libfabric "
+                              "was not found when it was configured)");
+        return NULL;
+#endif
+    case PT_TRANSPORT_AUTO:
+#if PARTITA_HAVE_FABRIC
+        if (pt_fabric_reaches(peer_world))
+            return &pt_fabric_transport;
+#endif
+        return &pt_mpi_transport;
+    default:
+        (void)err, (void)errlen;
+        return &pt_mpi_transport;
+    }
+}
 
 const pt_transport_ops *pt_transport_by_name(const char *name)
 {
@@ -54,4 +83,19 @@ void pt_transports_finalize(void)
 {
     for (int i = NTRANSPORTS - 1; i >= 0; i--)
         transports[i]->finalize();
+}
+
+int pt_transports_pending(void)
+{
+    for (int i = 0; i < NTRANSPORTS; i++)
+        if (transports[i]->pending && transports[i]->pending())
+            return 1;
+    return 0;
+}
+
+void pt_transports_poll(void)
+{
+    for (int i = 0; i < NTRANSPORTS; i++)
+        if (transports[i]->poll)
+            transports[i]->poll();
 }

@@ -1,7 +1,7 @@
 /* The transport seam: how a request's bytes move and how the receiver learns
  * what arrived. The layers above decide which messages a round has (planner/)
  * and when each goes (flush/); a transport only moves them. It is chosen per
- * request: by the sender at init (pt_transport_default), by the receiver from
+ * request: by the sender at init (pt_transport_choose), by the receiver from
  * the set-up message (PT_HS_TRANSPORT), so both ends use the same one. Its
  * state hangs off req->tp. Calls go down into the transport; it reports up
  * only through the two receive upcalls below.
@@ -35,6 +35,11 @@ typedef struct pt_transport_ops {
     /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
     int (*init)(char *err, size_t errlen);
     void (*finalize)(void);
+    /* Process-wide background progress, optional (NULL): whether this
+     * transport has traffic that needs the process's progress while it is
+     * elsewhere (then waits on ordinary requests poll), and that progress. */
+    int (*pending)(void);
+    void (*poll)(void);
     /* Sender. send_init: the messages are planned (req->u.s: ntrans, cut,
      * bound) and req->hs_buf is allocated: create resources, fill
      * hs_buf[PT_HS_TRANSPORT_ARG], start connecting; never block on the peer. */
@@ -67,7 +72,14 @@ typedef struct pt_transport_ops {
 
 /* select.c: the transports by name and by their index (the set-up message's
  * PT_HS_TRANSPORT). */
-const pt_transport_ops *pt_transport_default(void);
+struct pt_settings;
+/* The transport of a send request to world rank peer_world under settings
+ * (PARTITA_TRANSPORT / info partita_transport): NULL, with one line in err,
+ * when an explicit choice cannot be had in this build. */
+const pt_transport_ops *pt_transport_choose(const struct pt_settings *s, int peer_world, char *err, size_t errlen);
+/* Background progress of every transport (pending / poll above). */
+int pt_transports_pending(void);
+void pt_transports_poll(void);
 const pt_transport_ops *pt_transport_by_name(const char *name);
 const pt_transport_ops *pt_transport_by_index(int64_t index); /* NULL when unknown */
 int64_t pt_transport_index(const pt_transport_ops *ops);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""bench-transports.py: libpartita's transports side by side in one run.
+
+Launches partita-p2p (JSON output) with libpartita-mpi preloaded, alternating
+the transports launch by launch (A B A B ...), and prints per case and metric
+the median over launches of each launch's median, with the [min-max] range of
+those per-launch medians, and the ratio fabric/mpi of the medians.
+
+  bench-transports.py [--build DIR] [--launches N] [--transports mpi,fabric]
+                      [--env K=V ...] [--launcher CMD] [--show m1,m2] -- P2P_ARGS...
+
+Hold the machine's benchmark lock around it (flock LOCKFILE ...), as for every
+campaign whose numbers are reported. --launcher replaces `mpiexec -n 2` (e.g.
+scripts/cluster-mpiexec.sh for the emulated hosts).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_once(build: Path, launcher: list[str], transport: str, env_extra: dict[str, str], args: list[str]) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = Path(f.name)
+    env = dict(os.environ, PARTITA_TRANSPORT=transport, LD_PRELOAD=str(build / "lib" / "libpartita-mpi.so"),
+               **env_extra)
+    cmd = [*launcher, str(build / "bin" / "partita-p2p"), *args, "-f", "json", "-o", str(out)]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        sys.exit(f"bench-transports: {transport}: exit {p.returncode}: {(p.stderr or p.stdout).strip()[-400:]}")
+    doc = json.loads(out.read_text())
+    out.unlink()
+    return doc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", type=Path, default=Path("build"))
+    ap.add_argument("--launches", type=int, default=5)
+    ap.add_argument("--transports", default="mpi,fabric")
+    ap.add_argument("--env", action="append", default=[], help="K=V for every launch")
+    ap.add_argument("--launcher", default=None, help="command replacing 'mpiexec -n 2'")
+    ap.add_argument("--show", default="", help="comma-separated metric names to print (default: all)")
+    ap.add_argument("p2p", nargs=argparse.REMAINDER, help="-- then partita-p2p's arguments")
+    a = ap.parse_args()
+    p2p = a.p2p[1:] if a.p2p[:1] == ["--"] else a.p2p
+    build = a.build.resolve()
+    info = json.loads((build / "partita-build.json").read_text())
+    launcher = shlex.split(a.launcher) if a.launcher else [info["mpiexec"], info.get("mpiexec_numproc_flag", "-n"), "2"]
+    env_extra = dict(kv.split("=", 1) for kv in a.env)
+    transports = a.transports.split(",")
+    # per transport, per (case, metric): the median of each launch
+    med: dict[str, dict[tuple, list[float]]] = {t: {} for t in transports}
+    loads = []
+    for k in range(a.launches):
+        order = transports if k % 2 == 0 else transports[::-1]
+        for t in order:
+            loads.append(os.getloadavg()[0])
+            doc = run_once(build, launcher, t, env_extra, p2p)
+            for r in doc["results"]:
+                c = r["case"]
+                key = (c["bytes"], c["partitions"], c.get("threads", 1))
+                for m, v in r.get("metrics", {}).items():
+                    s = v.get("summary", {})
+                    if s.get("median") is not None:
+                        med[t].setdefault((key, m), []).append(s["median"])
+        print(f"# launch {k + 1}/{a.launches} done (order {' '.join(order)})", file=sys.stderr)
+    print(f"# partita-p2p {' '.join(p2p)}; {a.launches} launches per transport, interleaved; "
+          f"load average {min(loads):.1f}-{max(loads):.1f}; env {' '.join(a.env) or '-'}")
+    print("# value: median over launches of the per-launch medians [min-max of those]")
+    show = set(filter(None, a.show.split(",")))
+    keys = sorted(k for k in med[transports[0]] if not show or k[1] in show)
+    hdr = f"{'bytes':>9} {'parts':>5} {'thr':>3} {'metric':>13} " + " ".join(f"{t:>26}" for t in transports)
+    if len(transports) == 2:
+        hdr += f" {transports[1] + '/' + transports[0]:>12}"
+    print(hdr)
+    for key in keys:
+        (b, p, th), m = key
+        cells, mids = [], []
+        for t in transports:
+            v = med[t].get(key, [])
+            mid = statistics.median(v) if v else float("nan")
+            mids.append(mid)
+            cells.append(f"{mid:10.4g} [{min(v):.4g}-{max(v):.4g}]" if v else "-")
+        line = f"{b:>9} {p:>5} {th:>3} {m:>13} " + " ".join(f"{c:>26}" for c in cells)
+        if len(transports) == 2 and mids[0]:
+            line += f" {mids[1] / mids[0]:12.3f}"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

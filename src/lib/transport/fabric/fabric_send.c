@@ -1,0 +1,352 @@
+/* The fabric transport, sender (fabric_transport.h): messages and runs are
+ * queued in order and posted while the receiver's reply and the round's
+ * credit are in; MPI_Pready never waits for either. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/planner.h"
+#include "request/errors.h"
+#include "request/request.h"
+#include "transport/fabric/fabric_ids.h"
+#include "transport/fabric/fabric_transport.h"
+
+static pt_fab_send *state(const pt_request *req) { return req->tp; }
+
+static void write_done(pt_fab_ctx *ctx, pt_fab_op *op, int error)
+{
+    (void)ctx;
+    pt_fab_send *s = ((pt_fab_wop *)op)->owner;
+    if (error) {
+        int none = 0;
+        atomic_compare_exchange_strong(&s->error, &none, error);
+    }
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+}
+
+/* Non-contiguous types: pack user partitions [first, end) into their place
+ * in staging. Messages and runs never share a partition (the timer does not
+ * cut), so packs of different threads never overlap. */
+static int pack(pt_request *req, int first, int end)
+{
+    pt_fab_send *s = state(req);
+    if (!s->staging || end <= first || req->type_size == 0)
+        return MPI_SUCCESS;
+    size_t elems = (size_t)(end - first) * (size_t)req->count;
+    const char *in = req->buf + (MPI_Aint)first * req->count * req->extent;
+    char *out = s->staging + (size_t)first * req->part_bytes;
+    size_t batch = (size_t)INT_MAX / req->type_size; /* MPI_Pack takes int sizes */
+    for (size_t done = 0; done < elems;) {
+        size_t n = elems - done < batch ? elems - done : batch;
+        int position = 0;
+        int rc = PMPI_Pack(in + (MPI_Aint)done * req->extent, (int)n, req->type, out + done * req->type_size,
+                           (int)(n * req->type_size), &position, req->comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        done += n;
+    }
+    return MPI_SUCCESS;
+}
+
+/* qlock held: may the round's writes go? */
+static int ready(pt_fab_send *s)
+{
+    return s->connected && atomic_load_explicit(&s->credits, memory_order_acquire) >= s->round;
+}
+
+/* qlock held: post one queued item. Returns 0, -FI_EAGAIN or a libfabric error. */
+static int post(pt_fab_send *s, const pt_fab_pending *it)
+{
+    uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
+    int rc, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+    pt_fab_lock(s->ctx);
+    if (it->len == 0)
+        rc = pt_fab_control(s->ctx, s->dest, imm, NULL, 0, NULL, NULL); /* nothing to write: the immediate alone */
+    else
+        rc = pt_fab_write(s->ctx, s->src + it->offset, it->len, s->mr.desc, s->dest, s->reply.base + it->offset,
+                          s->reply.key, imm, &s->wops[n].op);
+    pt_fab_unlock(s->ctx);
+    if (rc == 0 && it->len)
+        atomic_store_explicit(&s->posted, n + 1, memory_order_release);
+    return rc;
+}
+
+/* qlock held, in the application's progress only (an MPI call): the
+ * receiver's refusal, if it sent one. */
+static void take_refusal(pt_request *req)
+{
+    pt_fab_send *s = state(req);
+    int flag = 0;
+    if (s->connected || s->status || s->why[0] || s->reply_req == MPI_REQUEST_NULL)
+        return;
+    if (PMPI_Test(&s->reply_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        snprintf(s->why, sizeof s->why, "MPI_Test of the receiver's fabric reply failed");
+        return;
+    }
+    if (flag) {
+        s->status = s->refusal.status ? s->refusal.status : PT_FAB_ST_ADDRESS;
+        snprintf(s->why, sizeof s->why, "rank %d cannot use the fabric transport with provider '%s' (%s)", req->peer,
+                 s->hello->cand[0].provider,
+                 s->status == PT_FAB_ST_NO_PROVIDER ? "the provider is not available there or does not reach this host"
+                 : s->status == PT_FAB_ST_REGISTER ? "registering its receive buffer failed"
+                                                   : "our endpoint address is unusable there");
+    }
+}
+
+/* qlock held: the receiver's reply, if it came over the fabric (no MPI call:
+ * the fabric's progress thread runs this too). */
+static void take_reply(pt_request *req)
+{
+    pt_fab_send *s = state(req);
+    if (s->connected || s->status || s->why[0] || !atomic_load_explicit(&s->reply_in, memory_order_acquire))
+        return;
+    size_t bytes = (size_t)req->partitions * req->part_bytes;
+    int rc;
+    if (s->reply.bytes < bytes || s->reply.namelen > PT_FAB_NAME_MAX) {
+        snprintf(s->why, sizeof s->why, "the receiver's fabric reply is malformed");
+        return;
+    }
+    pt_fab_lock(s->ctx);
+    rc = pt_fab_peer(s->ctx, s->reply.name, s->reply.namelen, &s->dest);
+    pt_fab_unlock(s->ctx);
+    if (rc) {
+        snprintf(s->why, sizeof s->why, "fi_av_insert of rank %d's address failed: %s", req->peer, pt_fab_strerror(rc));
+        return;
+    }
+    s->connected = 1;
+}
+
+/* qlock held: post what may go. */
+static int drain(pt_fab_send *s)
+{
+    while (s->qhead < s->qtail && ready(s)) {
+        int rc = post(s, &s->queue[s->qhead]);
+        if (rc == -FI_EAGAIN)
+            return 0; /* the provider's queue is full: the next progress retries */
+        if (rc)
+            return rc;
+        s->qhead++;
+    }
+    return 0;
+}
+
+/* qlock held: everything progress can do for this request without MPI. */
+static int advance(pt_request *req)
+{
+    pt_fab_send *s = state(req);
+    take_reply(req);
+    pt_fab_poll(s->ctx, 64, 0);
+    return drain(s);
+}
+
+static void fail_write(pt_fab_send *s, int rc)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&s->error, &none, rc);
+}
+
+/* Queue bytes [offset, offset + len) with its immediate; post it if it may go. */
+static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uint64_t low)
+{
+    pt_fab_send *s = state(req);
+    pthread_mutex_lock(&s->qlock);
+    int rc = 0;
+    if (s->qtail == s->qcap) {
+        rc = -FI_EOVERFLOW; /* more than a round holds: a bug above the seam */
+    } else {
+        s->queue[s->qtail++] = (pt_fab_pending){offset, len, kind, low};
+        rc = ready(s) ? drain(s) : advance(req);
+    }
+    pthread_mutex_unlock(&s->qlock);
+    if (rc)
+        fail_write(s, rc); /* reported by send_progress, with the call that finds it */
+    return MPI_SUCCESS;
+}
+
+int pt_fab_send_message(pt_request *req, int j)
+{
+    pt_fab_send *s = state(req);
+    const pt_send_side *ss = &req->u.s;
+    if (s->staging && !ss->cut) {
+        int rc = pack(req, ss->bound[j], ss->bound[j + 1]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return submit(req, s->off[j], s->off[j + 1] - s->off[j], PT_IMM_MESSAGE, (uint64_t)j);
+}
+
+/* Each run is one write naming its first partition and count; no terminator:
+ * the receiver counts a group's partitions (transport.h). */
+int pt_fab_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flags)
+{
+    (void)g, (void)flags;
+    for (int k = 0; k < n; k++) {
+        int rc = pack(req, runs[k].first, runs[k].first + runs[k].count);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        size_t off = (size_t)runs[k].first * req->part_bytes, len = (size_t)runs[k].count * req->part_bytes;
+        uint64_t low = (uint64_t)runs[k].first << PT_IMM_PART_BITS | (uint64_t)runs[k].count;
+        if ((rc = submit(req, off, len, PT_IMM_RUN, low)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+void pt_fab_send_help(pt_fab_send *s)
+{
+    if (pthread_mutex_trylock(&s->qlock))
+        return; /* its own progress is at it */
+    int rc = advance(s->req);
+    pthread_mutex_unlock(&s->qlock);
+    if (rc)
+        fail_write(s, rc);
+}
+
+int pt_fab_send_finish_group(pt_request *req, int g)
+{
+    (void)req, (void)g;
+    return MPI_SUCCESS;
+}
+
+void pt_fab_send_start(pt_request *req)
+{
+    pt_fab_send *s = state(req);
+    pthread_mutex_lock(&s->qlock);
+    s->round++;
+    s->qhead = s->qtail = 0;
+    atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&s->qlock);
+}
+
+int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
+{
+    pt_fab_send *s = state(req);
+    char why[sizeof s->why];
+    pthread_mutex_lock(&s->qlock);
+    take_refusal(req);
+    int rc = advance(req);
+    *done = all_issued && s->qhead == s->qtail &&
+            atomic_load_explicit(&s->completed, memory_order_acquire) ==
+                atomic_load_explicit(&s->posted, memory_order_acquire);
+    memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
+    pthread_mutex_unlock(&s->qlock);
+    if (rc)
+        fail_write(s, rc);
+    int err = atomic_load(&s->error);
+    if (why[0])
+        return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: %s", why);
+    if (err)
+        return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: a write to rank %d failed: %s",
+                       req->peer, pt_fab_strerror(err));
+    return MPI_SUCCESS;
+}
+
+int pt_fab_send_init(pt_request *req)
+{
+    pt_send_side *ss = &req->u.s;
+    int P = req->partitions, N = ss->ntrans;
+    if (ss->split && (unsigned)P > PT_IMM_PART_MAX)
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init",
+                       "the fabric transport names a run's partitions in 21 bits: the timer policy takes at most %u "
+                       "partitions on it, not %d (use PARTITA_TRANSPORT=mpi or another policy)",
+                       PT_IMM_PART_MAX, P);
+    pt_fab_send *s = calloc(1, sizeof *s);
+    if (!s)
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
+    req->tp = s;
+    s->kind = PT_FAB_SENDER;
+    s->req = req;
+    pthread_mutex_init(&s->qlock, NULL);
+    s->reply_req = s->hello_req = MPI_REQUEST_NULL;
+    s->qcap = N + (ss->split ? P : 0);
+    s->queue = malloc((size_t)s->qcap * sizeof *s->queue);
+    s->wops = calloc((size_t)s->qcap, sizeof *s->wops);
+    s->off = malloc(((size_t)N + 1) * sizeof *s->off);
+    s->hello = calloc(1, sizeof *s->hello);
+    size_t bytes = (size_t)P * req->part_bytes;
+    if (!req->contiguous && bytes)
+        s->staging = malloc(bytes);
+    if (!s->queue || !s->wops || !s->off || !s->hello || (!req->contiguous && bytes && !s->staging))
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d fabric messages", s->qcap);
+    for (int k = 0; k < s->qcap; k++) {
+        s->wops[k].op.done = write_done;
+        s->wops[k].owner = s;
+    }
+    for (int j = 0; j <= N; j++) {
+        s->off[j] = pt_plan_message_offset(req->part_bytes, P, N, ss->cut, j);
+        if (j && s->off[j] - s->off[j - 1] > INT_MAX) /* the receive plan takes no more */
+            return pt_fail(req->comm, PT_E_TOO_BIG, "MPI_Psend_init",
+                           "a transport message of %zu bytes (partitions of %zu bytes) is over INT_MAX bytes, which "
+                           "partita cannot split", s->off[j] - s->off[j - 1], req->part_bytes);
+    }
+    s->src = s->staging ? s->staging : req->buf + req->true_lb;
+    s->peer = req->peer_world;
+    s->comm = pt_fab_comm();
+    const char *provider = pt_fabric_provider_for(s->peer);
+    char err[256] = "";
+    int rc = pt_fab_open(provider, &s->ctx, err, sizeof err);
+    if (rc)
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "fabric transport: %s", err);
+    if (bytes && pt_fab_needs_local_mr(s->ctx) &&
+        (rc = pt_fab_mr_reg(s->ctx, (void *)s->src, bytes, FI_WRITE, &s->mr)))
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "fabric transport: registering %zu bytes: %s",
+                       bytes, pt_fab_strerror(rc));
+    if (!(s->id = pt_fab_id_new(s)))
+        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init",
+                       "fabric transport: more than %u requests at once", PT_IMM_ID_MAX);
+    pt_fab_hello *h = s->hello;
+    h->magic = PT_FAB_HELLO_MAGIC;
+    h->sender_id = s->id;
+    h->host = pt_fab_host_hash();
+    h->ncand = 1;
+    snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);
+    const void *name;
+    h->cand[0].namelen = (uint32_t)pt_fab_name(s->ctx, &name);
+    memcpy(h->cand[0].name, name, h->cand[0].namelen);
+    s->tag = pt_fab_next_tag();
+    /* Local: the hello is small; the receive waits for a refusal, which a
+     * receiver that can use the fabric never sends (its reply comes over it). */
+    rc = PMPI_Isend(h, (int)sizeof *h, MPI_BYTE, s->peer, s->tag, s->comm, &s->hello_req);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Irecv(&s->refusal, (int)sizeof s->refusal, MPI_BYTE, s->peer, s->tag + 1, s->comm, &s->reply_req);
+    if (rc != MPI_SUCCESS)
+        return pt_fail_mpi(req->comm, rc, "MPI_Psend_init", "MPI_Isend/MPI_Irecv of the fabric hello");
+    req->hs_buf[PT_HS_TRANSPORT_ARG] = s->tag;
+    pt_fab_register(s);
+    return MPI_SUCCESS;
+}
+
+void pt_fab_send_destroy(pt_request *req)
+{
+    pt_fab_send *s = state(req);
+    if (!s)
+        return;
+    pt_fab_unregister(s);
+    pt_fab_forget(s->ctx, s->id);
+    int flag = 1;
+    if (s->reply_req != MPI_REQUEST_NULL) {
+        PMPI_Test(&s->reply_req, &flag, MPI_STATUS_IGNORE);
+        if (!flag) {
+            PMPI_Cancel(&s->reply_req);
+            PMPI_Wait(&s->reply_req, MPI_STATUS_IGNORE);
+        }
+    }
+    flag = 1;
+    if (s->hello_req != MPI_REQUEST_NULL) {
+        PMPI_Test(&s->hello_req, &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+            PMPI_Request_free(&s->hello_req); /* the hello outlives us (left allocated) */
+    }
+    if (flag)
+        free(s->hello);
+    pt_fab_mr_close(&s->mr);
+    pthread_mutex_destroy(&s->qlock);
+    free(s->queue);
+    free(s->wops);
+    free(s->off);
+    free(s->staging);
+    free(s);
+    req->tp = NULL;
+}

@@ -1,0 +1,78 @@
+/* What the fabric transport puts on the wire besides the user's bytes.
+ *
+ * The immediate (64 bits of remote CQ data, on every write and control
+ * message) names its kind and the request it is for, since one completion
+ * queue serves every request of the process:
+ *   bits 63-62  kind: PT_IMM_MESSAGE, PT_IMM_RUN, PT_IMM_CREDIT, PT_IMM_REPLY
+ *   bits 61-42  the target side's request id (20 bits)
+ *   bits 41-0   MESSAGE: the transport message's index
+ *               RUN: the run's first sender partition (bits 41-21) and its
+ *               partition count (bits 20-0)
+ *               CREDIT: the round it grants (low 42 bits)
+ * Runs (timer policy) therefore need fewer than 2^21 sender partitions, and a
+ * process at most 2^20 live fabric requests per context. */
+#ifndef PARTITA_FABRIC_WIRE_H
+#define PARTITA_FABRIC_WIRE_H
+
+#include <stdint.h>
+
+#include "transport/fabric/fabric_ctx.h"
+
+enum { PT_IMM_MESSAGE = 0, PT_IMM_RUN = 1, PT_IMM_CREDIT = 2, PT_IMM_REPLY = 3 };
+#define PT_IMM_ID_BITS 20
+#define PT_IMM_ID_MAX ((1u << PT_IMM_ID_BITS) - 1)
+#define PT_IMM_PART_BITS 21
+#define PT_IMM_PART_MAX ((1u << PT_IMM_PART_BITS) - 1)
+#define PT_IMM_LOW_MASK ((UINT64_C(1) << 42) - 1)
+
+static inline uint64_t pt_imm(unsigned kind, uint32_t id, uint64_t low)
+{
+    return (uint64_t)kind << 62 | (uint64_t)(id & PT_IMM_ID_MAX) << 42 | (low & PT_IMM_LOW_MASK);
+}
+static inline uint64_t pt_imm_run(uint32_t id, uint32_t first, uint32_t count)
+{
+    return pt_imm(PT_IMM_RUN, id, (uint64_t)first << PT_IMM_PART_BITS | count);
+}
+static inline unsigned pt_imm_kind(uint64_t imm) { return (unsigned)(imm >> 62); }
+static inline uint32_t pt_imm_id(uint64_t imm) { return (uint32_t)(imm >> 42) & PT_IMM_ID_MAX; }
+static inline uint64_t pt_imm_low(uint64_t imm) { return imm & PT_IMM_LOW_MASK; }
+static inline uint32_t pt_imm_run_first(uint64_t imm) { return (uint32_t)(imm >> PT_IMM_PART_BITS) & PT_IMM_PART_MAX; }
+static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & PT_IMM_PART_MAX; }
+
+/* Sender -> receiver, with the set-up message: who to answer and on which
+ * providers. The receiver picks the first candidate it can open (shm only when
+ * both run on the same host). */
+#define PT_FAB_HELLO_MAGIC 0x66616231u /* "fab1" */
+#define PT_FAB_MAX_CAND 2
+typedef struct pt_fab_hello {
+    uint32_t magic;
+    uint32_t sender_id;  /* immediate id of credits and the reply */
+    uint64_t host;       /* hash of the sender's host name */
+    uint32_t ncand;
+    uint32_t reply_tag;  /* for a reply over MPI, if the transport uses one */
+    struct {
+        char provider[PT_FAB_PROV_MAX];
+        uint32_t namelen;
+        unsigned char name[PT_FAB_NAME_MAX];
+    } cand[PT_FAB_MAX_CAND];
+} pt_fab_hello;
+
+/* Receiver -> sender: where to write. status != 0: the receiver cannot take
+ * the fabric (a PT_FAB_ST_* reason), and the sender reports it. */
+enum { PT_FAB_ST_OK = 0, PT_FAB_ST_NO_PROVIDER = 1, PT_FAB_ST_REGISTER = 2, PT_FAB_ST_ADDRESS = 3 };
+typedef struct pt_fab_reply {
+    uint64_t base;        /* remote address of the receive buffer's byte 0 */
+    uint64_t key;
+    uint64_t bytes;       /* bytes the receiver takes */
+    uint32_t receiver_id; /* immediate id of the writes */
+    int32_t status;
+    uint32_t cand;        /* which hello candidate it chose */
+    uint32_t pad;
+    unsigned char name[PT_FAB_NAME_MAX]; /* the receiver's endpoint address */
+    uint32_t namelen;
+} pt_fab_reply;
+
+/* A hash of this host's name (FNV-1a), to tell shared-memory peers. */
+uint64_t pt_fab_host_hash(void);
+
+#endif
