@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-main_policies=native,none,bulk,static,model,timer,fixed2,cut
+main_policies=native,none,bulk,static,model,timer,fixed2,cut,adaptive
 extra_policies=table,timer-1us,static-64k
 if [ $from_make_test = 1 ]; then
   level=${level:-quick}; mpis=${mpis:-mpich}

@@ -34,6 +34,8 @@ POLICIES = {
     "model": {"PARTITA_POLICY": "model"},
     "timer": {"PARTITA_POLICY": "timer"},
     "fixed2": {"PARTITA_POLICY": "fixed", "PARTITA_TRANSPORT_PARTS": "2"},
+    # candidate layouts tried online; most peer cases run a few rounds, i.e. the exploration
+    "adaptive": {"PARTITA_POLICY": "adaptive"},
     # the buffer cut into 61 byte-balanced pieces (at most one per byte) that straddle partition
     # boundaries (61 is prime): the model's small-message layout.
     "cut": {"PARTITA_POLICY": "fixed", "PARTITA_TRANSPORT_PARTS": "61"},
