@@ -155,3 +155,20 @@ def test_bad_round_layout_rejected(tmp_path, bad):
     req["rounds"][0]["layout"] = bad
     with pytest.raises(TraceError, match="'layout' must be"):
         load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))
+
+
+def test_request_transport_read_when_present(tmp_path):
+    """Under libpartita the tracer names each request's transport; natively there is none."""
+    req = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
+    req["transport"] = "fabric"
+    plain = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req, plain]), rank_doc(1, 2, [])]))
+    assert [q.transport for q in t.ranks[0].requests] == ["fabric", None]
+
+
+@pytest.mark.parametrize("bad", ["", 3, ["mpi"]])
+def test_bad_request_transport_rejected(tmp_path, bad):
+    req = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
+    req["transport"] = bad
+    with pytest.raises(TraceError, match="'transport' must be"):
+        load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))

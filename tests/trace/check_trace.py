@@ -7,6 +7,9 @@
     check_trace.py files DIR                        every rank file is partita.trace/1 JSON
     check_trace.py calls DIR P2P COLLECTIVE         each rank counted exactly these MPI calls,
                                                     with time inside each category
+    check_trace.py layouts DIR R                    adaptive: every send round names its layout
+    check_trace.py transport DIR NAME               both requests name libpartita's transport
+                                                    NAME ("-": none, the native path)
 
 With `-- LAUNCH...` after the arguments, the command is run first with
 PARTITA_TRACE=DIR (the folder emptied before) and must exit 0.
@@ -159,6 +162,16 @@ def check_layouts(folder: str, R: int) -> None:
     print(f"check_trace: layouts of {R} rounds: ok")
 
 
+def check_transport(folder: str, name: str) -> None:
+    """Both requests name libpartita's transport; "-": no transport key (no libpartita)."""
+    send_doc, recv_doc = load(folder)
+    got = [one_request(send_doc, "send").get("transport"), one_request(recv_doc, "recv").get("transport")]
+    want = [None, None] if name == "-" else [name, name]
+    if got != want:
+        fail(f"transport of the send and receive requests: {got}, expected {want}")
+    print(f"check_trace: transport {name}: ok")
+
+
 def check_calls(folder: str, p2p: int, collective: int) -> None:
     for doc in load(folder):
         calls, time_ns = doc["mpi_calls"], doc["mpi_time_ns"]
@@ -195,6 +208,8 @@ def main(argv: list[str]) -> None:
         print("check_trace: the same partitioned events in both folders: ok")
     elif what == "layouts" and len(argv) == 4:
         check_layouts(argv[2], int(argv[3]))
+    elif what == "transport" and len(argv) == 4:
+        check_transport(argv[2], argv[3])
     elif what == "calls" and len(argv) == 5:
         check_calls(argv[2], int(argv[3]), int(argv[4]))
     elif what == "files" and len(argv) == 3:

@@ -45,6 +45,7 @@ class Request:
     type_size: int
     bytes: int
     rounds: list[Round] = field(default_factory=list)
+    transport: str | None = None  # libpartita's transport ('mpi', 'fabric'); None: not known or native
 
     @property
     def partition_bytes(self) -> int:
@@ -239,7 +240,10 @@ def _request_from(q, i: int, rank: int, offset: int) -> Request:
     rounds = _get(q, "rounds", where)
     if not isinstance(rounds, list):
         raise _Bad(f"{where}'rounds' must be a list, not {type(rounds).__name__}")
-    return Request(rank=rank, kind=kind, **n,
+    transport = q.get("transport")
+    if transport is not None and (not isinstance(transport, str) or not transport):
+        raise _Bad(f"{where}'transport' must be a transport's name, not {transport!r}")
+    return Request(rank=rank, kind=kind, **n, transport=transport,
                    rounds=[_round_from(r, f"{where}rounds[{j}].", kind, n["partitions"], offset)
                            for j, r in enumerate(rounds)])
 

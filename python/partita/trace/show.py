@@ -51,7 +51,8 @@ def request_lines(a: RequestAnalysis) -> list[str]:
     incomplete = len(s.rounds) - len(a.rounds)
     lines = [f"== rank {s.rank} -> rank {s.peer}, tag {s.tag} (request {s.id}): {fmt_bytes(s.bytes)} in "
              f"{s.partitions} partitions of {fmt_bytes(s.partition_bytes)}, {len(a.rounds)} complete rounds"
-             + (f" ({incomplete} with unmarked partitions left out)" if incomplete else "")]
+             + (f" ({incomplete} with unmarked partitions left out)" if incomplete else "")
+             + (f", libpartita transport {s.transport}" if s.transport else "")]
     if not a.rounds:
         return lines
     lines.append(f"   ready spread, first -> last MPI_Pready: {_us(a.spread_us)} (median over rounds)"

@@ -78,6 +78,7 @@ typedef struct ptr_request {
     int peer, tag, comm_size, partitions;
     int64_t count, type_size;
     atomic_int starts;           /* MPI_Start calls: rounds begun */
+    const char *transport;       /* libpartita's transport ("mpi", "fabric"); NULL: not known or not libpartita */
     _Atomic(unsigned char) *arrived_seen; /* recv: per partition, first flag=1 of this round taken */
 } ptr_request;
 

@@ -20,6 +20,8 @@ static int (*next_Request_free)(MPI_Request *);
 /* libpartita's, when it is loaded (the layout a send round uses: the
  * adaptive policy changes it from round to round); NULL otherwise. */
 static int (*partita_layouts)(MPI_Request, int, int[], int[], int *, int *);
+/* libpartita's transport of a request ("mpi", "fabric", ...), NULL when it is not loaded. */
+static int (*partita_transport)(MPI_Request, const char **);
 
 __attribute__((constructor)) static void resolve(void)
 {
@@ -34,6 +36,20 @@ __attribute__((constructor)) static void resolve(void)
     next_Request_free = (int (*)(MPI_Request *))ptr_next("MPI_Request_free");
     partita_layouts = (int (*)(MPI_Request, int, int[], int[], int *, int *))dlsym(RTLD_DEFAULT,
                                                                                  "Partita_Request_layouts");
+    partita_transport = (int (*)(MPI_Request, const char **))dlsym(RTLD_DEFAULT, "Partita_Request_transport");
+}
+
+/* The transport libpartita uses for request id: a sender chooses it at init,
+ * a receiver learns it from the sender's set-up message, so a receive is
+ * asked again until it knows (the names are libpartita's static strings). */
+static void transport_of(MPI_Request request, int id)
+{
+    ptr_request *q = id >= 0 ? ptr_registry_get(id) : NULL;
+    const char *name = NULL;
+    if (!q || !partita_transport || (q->transport && strcmp(q->transport, "unknown") != 0) ||
+        partita_transport(request, &name) != MPI_SUCCESS || !name)
+        return;
+    q->transport = name;
 }
 
 /* After a send round's MPI_Start: the layout libpartita chose for it. */
@@ -71,7 +87,7 @@ static void registered(int kind, int rc, int partitions, MPI_Count count, MPI_Da
         PMPI_Comm_size(comm, &comm_size);
         ptr_request info = {.kind = kind, .peer = world_rank_of(comm, peer), .tag = tag, .comm_size = comm_size,
                             .partitions = partitions, .count = count, .type_size = type_size};
-        ptr_registry_add(*request, &info);
+        transport_of(*request, ptr_registry_add(*request, &info));
     }
     ptr_account(CAT_PARTITIONED, t0, ptr_ticks());
 }
@@ -183,6 +199,7 @@ PTR_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 
 PTR_EXPORT int MPI_Request_free(MPI_Request *request)
 {
+    transport_of(*request, ptr_registry_find(*request));
     ptr_registry_forget(*request);
     return next_Request_free(request);
 }

@@ -167,9 +167,12 @@ static int write_requests(FILE *f, int64_t *dropped_rounds)
         while (at < kept && all_events[idx[at]].req == id)
             at++;
         fprintf(f, "%s\n    {\"id\": %d, \"kind\": \"%s\", \"peer\": %d, \"tag\": %d, \"comm_size\": %d, "
-                   "\"partitions\": %d, \"count\": %lld, \"type_size\": %lld, \"bytes\": %lld,\n      \"rounds\": [",
+                   "\"partitions\": %d, \"count\": %lld, \"type_size\": %lld, \"bytes\": %lld,\n",
                 id ? "," : "", id, q->kind == 0 ? "send" : "recv", q->peer, q->tag, q->comm_size, q->partitions,
                 (long long)q->count, (long long)q->type_size, (long long)(q->partitions * q->count * q->type_size));
+        if (q->transport && strcmp(q->transport, "unknown") != 0)
+            fprintf(f, "      \"transport\": \"%s\",\n", q->transport);
+        fputs("      \"rounds\": [", f);
         int64_t rounds = request_rounds(f, q, idx + from, at - from, &r);
         *dropped_rounds += atomic_load(&q->starts) - rounds;
         fputs(rounds ? "\n      ]}" : "]}", f);
