@@ -340,17 +340,10 @@ void pt_adapt_send_start(pt_request *req)
  * had received its message after all. */
 static int cancel_recv(MPI_Request *r)
 {
-    int flag = 0, cancelled = 1;
-    MPI_Status st;
-    PMPI_Test(r, &flag, &st);
-    if (!flag) {
-        PMPI_Cancel(r);
-        PMPI_Wait(r, &st);
-    }
-    PMPI_Test_cancelled(&st, &cancelled);
+    int received = pt_complete_or_cancel_recv(r);
     if (*r != MPI_REQUEST_NULL)
         PMPI_Request_free(r);
-    return !cancelled;
+    return received;
 }
 
 /* n messages still to come from peer on tag: received in the background

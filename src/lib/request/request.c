@@ -27,6 +27,19 @@ void pt_fill_empty_status(MPI_Status *status)
     PMPI_Status_set_cancelled(status, 0);
 }
 
+int pt_complete_or_cancel_recv(MPI_Request *r)
+{
+    int flag = 0, cancelled = 1;
+    MPI_Status st;
+    PMPI_Test(r, &flag, &st);
+    if (!flag) {
+        PMPI_Cancel(r);
+        PMPI_Wait(r, &st);
+    }
+    PMPI_Test_cancelled(&st, &cancelled);
+    return !cancelled;
+}
+
 /* Arguments every partitioned init checks; reports the first bad one
  * through comm's handler and returns its code, or MPI_SUCCESS. */
 static int check_args(const char *call, int partitions, MPI_Count count, MPI_Datatype type, int peer, int tag,

@@ -178,6 +178,11 @@ static inline pt_request *pt_lookup(MPI_Request handle)
     return handle == MPI_REQUEST_NULL ? NULL : pt_table_find(handle);
 }
 void pt_fill_empty_status(MPI_Status *status);
+/* A posted receive that may never be matched (its partner went away):
+ * complete it, cancelling it unless it has its message. Returns 1 when it
+ * had received its message after all. The handle is left as MPI leaves it
+ * (MPI_REQUEST_NULL unless persistent). */
+int pt_complete_or_cancel_recv(MPI_Request *r);
 /* The request's current (or last) round, counted from 1 (0: never started). */
 static inline int pt_request_round(const pt_request *req)
 {

@@ -33,6 +33,19 @@ const char *pt_transport_choice_name(pt_transport_choice t)
 
 const pt_settings *pt_settings_global(void) { return &global; }
 
+/* The index of value among n names (any case), or -1 with the message
+ * "what='value' is not one of a|b|c" in err. */
+static int one_of(const char *const names[], int n, const char *value, const char *what, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcasecmp(value, names[i]))
+            return i;
+    int at = snprintf(err, errlen, "%s='%s' is not one of ", what, value);
+    for (int i = 0; i < n && at >= 0 && (size_t)at < errlen; i++)
+        at += snprintf(err + at, errlen - (size_t)at, "%s%s", i ? "|" : "", names[i]);
+    return -1;
+}
+
 /* One setting given as text: `what` names its source in messages. */
 static int apply(pt_settings *s, const char *key, const char *value, const char *what, char *err,
                  size_t errlen)
@@ -40,24 +53,16 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
     char *end = NULL;
     errno = 0;
     if (!strcmp(key, "policy")) {
-        for (int p = 0; p < PT_POLICY_COUNT; p++) {
-            if (!strcasecmp(value, policy_names[p])) {
-                s->policy = (pt_policy)p;
-                return 0;
-            }
-        }
-        snprintf(err, errlen, "%s='%s' is not one of none|bulk|static|model|timer|fixed|table|adaptive", what, value);
-        return -1;
+        int p = one_of(policy_names, PT_POLICY_COUNT, value, what, err, errlen);
+        if (p >= 0)
+            s->policy = (pt_policy)p;
+        return p >= 0 ? 0 : -1;
     }
     if (!strcmp(key, "transport")) {
-        for (int t = 0; t < PT_TRANSPORT_COUNT; t++) {
-            if (!strcasecmp(value, transport_names[t])) {
-                s->transport = (pt_transport_choice)t;
-                return 0;
-            }
-        }
-        snprintf(err, errlen, "%s='%s' is not one of mpi|fabric|auto", what, value);
-        return -1;
+        int t = one_of(transport_names, PT_TRANSPORT_COUNT, value, what, err, errlen);
+        if (t >= 0)
+            s->transport = (pt_transport_choice)t;
+        return t >= 0 ? 0 : -1;
     }
     if (!strcmp(key, "min_bytes") || !strcmp(key, "transport_parts")) {
         long long v = strtoll(value, &end, 10);

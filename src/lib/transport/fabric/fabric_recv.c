@@ -274,14 +274,8 @@ void pt_fab_recv_destroy(pt_request *req)
     for (int spins = 0; t->ctx && !t->reply_due && !atomic_load(&t->reply_done) && spins < 1000000; spins++)
         pt_fab_poll(t->ctx, 16, 0);
     pt_fab_forget(t->ctx, t->id);
-    int flag = 1;
-    if (t->hello_req != MPI_REQUEST_NULL) {
-        PMPI_Test(&t->hello_req, &flag, MPI_STATUS_IGNORE);
-        if (!flag) {
-            PMPI_Cancel(&t->hello_req);
-            PMPI_Wait(&t->hello_req, MPI_STATUS_IGNORE);
-        }
-    }
+    if (t->hello_req != MPI_REQUEST_NULL)
+        pt_complete_or_cancel_recv(&t->hello_req);
     if (t->reply_req != MPI_REQUEST_NULL)
         PMPI_Wait(&t->reply_req, MPI_STATUS_IGNORE); /* a posted receive is waiting for it on the sender */
     pt_fab_mr_close(&t->mr);

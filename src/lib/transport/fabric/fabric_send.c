@@ -325,15 +325,9 @@ void pt_fab_send_destroy(pt_request *req)
         return;
     pt_fab_unregister(s);
     pt_fab_forget(s->ctx, s->id);
+    if (s->reply_req != MPI_REQUEST_NULL)
+        pt_complete_or_cancel_recv(&s->reply_req);
     int flag = 1;
-    if (s->reply_req != MPI_REQUEST_NULL) {
-        PMPI_Test(&s->reply_req, &flag, MPI_STATUS_IGNORE);
-        if (!flag) {
-            PMPI_Cancel(&s->reply_req);
-            PMPI_Wait(&s->reply_req, MPI_STATUS_IGNORE);
-        }
-    }
-    flag = 1;
     if (s->hello_req != MPI_REQUEST_NULL) {
         PMPI_Test(&s->hello_req, &flag, MPI_STATUS_IGNORE);
         if (!flag)
