@@ -8,11 +8,20 @@
  * layout is known and the adaptive policy is compared with it. Implementations: `native` (the MPI library's own
  * MPI_Psend_init), `single` (one MPI_Isend of the whole buffer at the last
  * mark), and libpartita through its Partita_* calls with a policy per request
- * (info keys): `bulk`, `none`, `model`, `adaptive`, `fixed:K`.
+ * (info keys): `bulk`, `none`, `model`, `timer`, `timer:US` (delta US: an
+ * explicit delta always lets the timer split), `adaptive`, `fixed:K`.
+ * Comparing policies here, not in separate launches, is how the library suite
+ * checks the timer against model and none (docs/suites.md).
  *
  * Per round: both ranks start (or post), meet in a barrier; the sender waits
  * 3 us (so the receiver polls), marks the partitions in order and stamps the
- * start of the first and the last MPI_Pready (or of the MPI_Isend); the
+ * start of the first and the last MPI_Pready (or of the MPI_Isend). With
+ * -L US a single laggard is played by the one marking thread: the second
+ * half of the partitions is marked first, then the sender sleeps US
+ * microseconds (the sleep compute mode: the core is free for progress
+ * threads) and marks the first half, as partita-p2p's two threads with
+ * `--noise delay:US` on thread 0 and block mapping do (`single` sleeps, then
+ * sends). The
  * receiver sweeps MPI_Parrived (MPI_Test) until everything is in and stamps
  * that. Metrics, as partita-p2p's (docs/metrics.md; one node: one
  * CLOCK_MONOTONIC): t_part, last arrival minus first mark (its overhead
@@ -21,9 +30,10 @@
  * quartiles over the measured rounds.
  *
  *   mpiexec -n 2 partita-adapt-bench [-m MIN:MAX] [-f FACTOR] [-p P,P,...] [-i ROUNDS] [-x WARMUP]
- *                                    [-I impl,impl,...] [-l LAUNCH]
+ *                                    [-I impl,impl,...] [-L US] [-l LAUNCH]
  * Sizes: MIN, MIN*FACTOR, ... up to MAX (FACTOR a power of two, default 2);
- * LAUNCH only labels the output. */
+ * LAUNCH only labels the output. With PARTITA_PROGRESS_THREAD=1 it asks MPI
+ * for MPI_THREAD_MULTIPLE (libpartita's progress thread needs it). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +51,8 @@ typedef struct impl {
     char name[32];
     int kind; /* NATIVE, SINGLE, PARTITA */
     char policy[16];
-    int parts; /* fixed:K */
+    int parts;      /* fixed:K */
+    char delta[16]; /* timer:US */
 } impl;
 enum { NATIVE, SINGLE, PARTITA };
 
@@ -49,6 +60,7 @@ typedef struct opts {
     size_t min, max;
     int parts[MAX_PARTS_LIST], nparts;
     int rounds, warmup, launch, factor;
+    double laggard_us; /* -L: 0, or how late the first half is marked */
     impl impls[MAX_IMPLS];
     int nimpls;
 } opts;
@@ -64,6 +76,15 @@ static void spin_us(double us)
 {
     int64_t end = now_ns() + (int64_t)(us * 1e3);
     while (now_ns() < end)
+        ;
+}
+
+/* the laggard's delay: a sleep, so progress threads get the core */
+static void sleep_us(double us)
+{
+    int64_t ns = (int64_t)(us * 1e3);
+    struct timespec t = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
+    while (nanosleep(&t, &t) != 0)
         ;
 }
 
@@ -87,6 +108,14 @@ static size_t parse_size(const char *s, int *ok)
     return (size_t)v;
 }
 
+/* a number of microseconds >= 0 */
+static int is_number(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return end != s && !*end && v >= 0 && v <= 1e6;
+}
+
 static int parse_impl(const char *s, impl *m)
 {
     memset(m, 0, sizeof *m);
@@ -95,8 +124,11 @@ static int parse_impl(const char *s, impl *m)
         m->kind = NATIVE;
     else if (!strcmp(s, "single"))
         m->kind = SINGLE;
-    else if (!strcmp(s, "bulk") || !strcmp(s, "none") || !strcmp(s, "model") || !strcmp(s, "adaptive"))
+    else if (!strcmp(s, "bulk") || !strcmp(s, "none") || !strcmp(s, "model") || !strcmp(s, "timer") ||
+             !strcmp(s, "adaptive"))
         m->kind = PARTITA, snprintf(m->policy, sizeof m->policy, "%s", s);
+    else if (!strncmp(s, "timer:", 6) && is_number(s + 6) && strlen(s + 6) < sizeof m->delta)
+        m->kind = PARTITA, strcpy(m->policy, "timer"), strcpy(m->delta, s + 6);
     else if (!strncmp(s, "fixed:", 6) && atoi(s + 6) >= 1)
         m->kind = PARTITA, strcpy(m->policy, "fixed"), m->parts = atoi(s + 6);
     else
@@ -109,7 +141,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
     *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20, .factor = 2 };
     const char *parts = "1,8,64,512", *impls = "native,single,bulk,none,model,fixed:2,fixed:4,fixed:16,adaptive";
     int c, ok;
-    while ((c = getopt(argc, argv, "m:f:p:i:x:I:l:")) != -1) {
+    while ((c = getopt(argc, argv, "m:f:p:i:x:I:L:l:")) != -1) {
         switch (c) {
         case 'm': {
             char *colon = strchr(optarg, ':');
@@ -129,6 +161,10 @@ static void parse(int argc, char **argv, int rank, opts *o)
         case 'i': o->rounds = atoi(optarg); break;
         case 'x': o->warmup = atoi(optarg); break;
         case 'I': impls = optarg; break;
+        case 'L':
+            if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
+                die(rank, "-L needs microseconds in (0, 1e6]");
+            break;
         case 'l': o->launch = atoi(optarg); break;
         default: die(rank, "unknown option (see the comment at the top of adapt_bench.c)");
         }
@@ -147,11 +183,14 @@ static void parse(int argc, char **argv, int rank, opts *o)
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
-            die(rank, "-I: at most 16 of native, single, bulk, none, model, adaptive, fixed:K");
+            die(rank, "-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K");
         o->nimpls++;
     }
     if (!o->nparts || !o->nimpls)
         die(rank, "-p and -I need at least one entry");
+    for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
+        if (o->parts[i] < 2)
+            die(rank, "-L needs at least 2 partitions in every -p entry (half of them are late)");
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -171,7 +210,7 @@ static double quantile_us(int64_t *v, int n, double q)
 /* One round of implementation m; returns the stamp of this rank (sender:
  * the last mark, and the first in *first; receiver: the last arrival). */
 static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
-                          unsigned char *seen, int64_t *first)
+                          double laggard_us, unsigned char *seen, int64_t *first)
 {
     int64_t stamp = 0;
     MPI_Request single = MPI_REQUEST_NULL;
@@ -187,15 +226,23 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     if (rank == 0) {
         spin_us(3);
         if (m->kind == SINGLE) {
-            stamp = *first = now_ns();
+            *first = now_ns();
+            if (laggard_us > 0)
+                sleep_us(laggard_us);
+            stamp = laggard_us > 0 ? now_ns() : *first;
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
-            for (int p = 0; p < parts; p++) {
-                if (p == 0)
+            /* in order; under a laggard the second half first, then the first */
+            int late = laggard_us > 0 ? parts / 2 : 0;
+            for (int i = 0; i < parts; i++) {
+                int p = (i + late) % parts;
+                if (late && i == parts - late)
+                    sleep_us(laggard_us);
+                if (i == 0)
                     *first = now_ns();
-                if (p == parts - 1)
-                    stamp = p ? now_ns() : *first;
+                if (i == parts - 1)
+                    stamp = i ? now_ns() : *first;
                 m->kind == NATIVE ? MPI_Pready(p, *req) : Partita_Pready(p, *req);
             }
             m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
@@ -246,6 +293,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             MPI_Info info;
             MPI_Info_create(&info);
             MPI_Info_set(info, "partita_policy", m->policy);
+            if (m->delta[0])
+                MPI_Info_set(info, "partita_delta_us", m->delta);
             if (m->parts) {
                 char v[16];
                 snprintf(v, sizeof v, "%d", m->parts);
@@ -275,7 +324,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         for (int i = 0; i < n; i++) {
             int k = order[i];
             stamps[(size_t)k * total + r] =
-                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, seen, &firsts[(size_t)k * total + r]);
+                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, o->laggard_us, seen,
+                           &firsts[(size_t)k * total + r]);
         }
     }
     if (rank == 0) {
@@ -306,10 +356,10 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             printf("{\"launch\": %d, \"bytes\": %zu, \"partitions\": %d, \"impl\": \"%s\", "
                    "\"t_part_us\": %.3f, \"t_part_p25_us\": %.3f, \"t_part_p75_us\": %.3f, "
                    "\"t_last_us\": %.3f, \"t_last_p25_us\": %.3f, \"t_last_p75_us\": %.3f, "
-                   "\"rounds\": %d, \"warmup\": %d}\n",
+                   "\"rounds\": %d, \"warmup\": %d, \"laggard_us\": %g}\n",
                    o->launch, bytes, parts, m->name, quantile_us(u, o->rounds, 0.5), quantile_us(u, o->rounds, 0.25),
                    quantile_us(u, o->rounds, 0.75), quantile_us(t, o->rounds, 0.5), quantile_us(t, o->rounds, 0.25),
-                   quantile_us(t, o->rounds, 0.75), o->rounds, o->warmup);
+                   quantile_us(t, o->rounds, 0.75), o->rounds, o->warmup, o->laggard_us);
             fflush(stdout);
             free(t);
             free(u);
@@ -329,7 +379,10 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    const char *thread = getenv("PARTITA_PROGRESS_THREAD");
+    int provided;
+    MPI_Init_thread(&argc, &argv, thread && !strcmp(thread, "1") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
