@@ -29,10 +29,7 @@
  * JSON line per (size, partitions, implementation) with the medians and
  * quartiles over the measured rounds.
  *
- *   mpiexec -n 2 partita-adapt-bench [-m MIN:MAX] [-f FACTOR] [-p P,P,...] [-i ROUNDS] [-x WARMUP]
- *                                    [-I impl,impl,...] [-L US] [-l LAUNCH]
- * Sizes: MIN, MIN*FACTOR, ... up to MAX (FACTOR a power of two, default 2);
- * LAUNCH only labels the output. With PARTITA_PROGRESS_THREAD=1 it asks MPI
+ * Usage: USAGE below (--help prints it). With PARTITA_PROGRESS_THREAD=1 it asks MPI
  * for MPI_THREAD_MULTIPLE (libpartita's progress thread needs it). */
 #include <mpi.h>
 #include <stdint.h>
@@ -40,8 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <getopt.h>
 #include <unistd.h>
 
+#include "adapt_bench_output.h"
 #include "partita/partita.h"
 
 #define MAX_IMPLS 16
@@ -56,6 +55,26 @@ typedef struct impl {
 } impl;
 enum { NATIVE, SINGLE, PARTITA };
 
+static const char USAGE[] =
+    "usage: mpiexec -n 2 partita-adapt-bench [options]\n"
+    "libpartita's policies and layouts, the MPI library's own partitioned calls and one\n"
+    "MPI_Isend side by side in one launch, round by round in a shuffled order.\n"
+    "  -m MIN:MAX      message sizes, powers of two up to 256M, K/M suffixes (default 4K:4M)\n"
+    "  -f FACTOR       size step, a power of two in [2, 1024] (default 2)\n"
+    "  -p P,P,...      partition counts, at most 16 in [1, 65536] (default 1,8,64,512)\n"
+    "  -i ROUNDS       measured rounds per case (default 100)\n"
+    "  -x WARMUP       warm-up rounds per case (default 20)\n"
+    "  -I IMPL,...     implementations (default native,single,bulk,none,model,fixed:2,fixed:4,\n"
+    "                  fixed:16,adaptive): native, single, bulk, none, model, timer, timer:US\n"
+    "                  (delta US), adaptive, fixed:K (K transport messages)\n"
+    "  -L US           a single laggard: the first half of the partitions is marked US\n"
+    "                  microseconds after the second (a sleep); needs P >= 2\n"
+    "  -l LAUNCH       a launch number, written in the output\n"
+    "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
+    "  -h, --help      this text\n"
+    "Output: one JSON line per (size, partitions, implementation) with the median and quartiles\n"
+    "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark).\n";
+
 typedef struct opts {
     size_t min, max;
     int parts[MAX_PARTS_LIST], nparts;
@@ -63,6 +82,8 @@ typedef struct opts {
     double laggard_us; /* -L: 0, or how late the first half is marked */
     impl impls[MAX_IMPLS];
     int nimpls;
+    const char *output; /* --output, with --format json */
+    char impl_list[512];
 } opts;
 
 static int64_t now_ns(void)
@@ -141,7 +162,13 @@ static void parse(int argc, char **argv, int rank, opts *o)
     *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20, .factor = 2 };
     const char *parts = "1,8,64,512", *impls = "native,single,bulk,none,model,fixed:2,fixed:4,fixed:16,adaptive";
     int c, ok;
-    while ((c = getopt(argc, argv, "m:f:p:i:x:I:L:l:")) != -1) {
+    const char *format = NULL;
+    static const struct option longs[] = { { "format", required_argument, 0, 'F' },
+                                           { "output", required_argument, 0, 'O' },
+                                           { "help", no_argument, 0, 'h' },
+                                           { 0, 0, 0, 0 } };
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "m:f:p:i:x:I:L:l:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm': {
             char *colon = strchr(optarg, ':');
@@ -166,9 +193,24 @@ static void parse(int argc, char **argv, int rank, opts *o)
                 die(rank, "-L needs microseconds in (0, 1e6]");
             break;
         case 'l': o->launch = atoi(optarg); break;
-        default: die(rank, "unknown option (see the comment at the top of adapt_bench.c)");
+        case 'F': format = optarg; break;
+        case 'O': o->output = optarg; break;
+        case 'h':
+            if (rank == 0)
+                fputs(USAGE, stdout);
+            MPI_Finalize();
+            exit(0);
+        default: die(rank, "unknown option or missing value (--help lists the options)");
         }
     }
+    if (optind < argc)
+        die(rank, "unexpected argument (--help lists the options)");
+    if (format && strcmp(format, "json") && strcmp(format, "lines"))
+        die(rank, "--format must be json or lines");
+    if (o->output && !(format && !strcmp(format, "json")))
+        die(rank, "--output needs --format json");
+    if (format && !strcmp(format, "json") && !o->output)
+        die(rank, "--format json needs --output FILE");
     if (o->rounds < 1 || o->rounds > 100000 || o->warmup < 0 || o->warmup > 100000)
         die(rank, "-i must be in [1, 100000] and -x in [0, 100000]");
     if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
@@ -180,6 +222,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
             die(rank, "-p: at most 16 partition counts in [1, 65536]");
         o->parts[o->nparts++] = atoi(t);
     }
+    snprintf(o->impl_list, sizeof o->impl_list, "%s", impls);
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
@@ -191,20 +234,6 @@ static void parse(int argc, char **argv, int rank, opts *o)
     for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
             die(rank, "-L needs at least 2 partitions in every -p entry (half of them are late)");
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static double quantile_us(int64_t *v, int n, double q)
-{
-    double pos = q * (n - 1);
-    int lo = (int)pos;
-    double frac = pos - lo;
-    return (lo + 1 < n ? v[lo] * (1 - frac) + v[lo + 1] * frac : (double)v[lo]) / 1e3;
 }
 
 /* One round of implementation m; returns the stamp of this rank (sender:
@@ -272,12 +301,12 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     return stamp;
 }
 
-static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf)
+static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf, ab_output *out)
 {
     int n = o->nimpls, total = o->warmup + o->rounds;
     MPI_Request req[MAX_IMPLS];
     int64_t *stamps = malloc((size_t)n * (size_t)total * sizeof *stamps);
-    int64_t *peer = malloc(2 * (size_t)n * (size_t)total * sizeof *peer); /* last marks, then first marks */
+    int64_t *peer = malloc((size_t)n * (size_t)total * sizeof *peer); /* rank 0: the receiver's arrivals */
     int64_t *firsts = malloc((size_t)n * (size_t)total * sizeof *firsts);
     unsigned char *seen = malloc((size_t)parts);
     MPI_Count count = (MPI_Count)(bytes / (size_t)parts);
@@ -328,43 +357,25 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
                            &firsts[(size_t)k * total + r]);
         }
     }
-    if (rank == 0) {
-        MPI_Send(stamps, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD);
-        MPI_Send(firsts, n * total, MPI_INT64_T, 1, 10, MPI_COMM_WORLD);
-    } else {
-        MPI_Recv(peer, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Recv(peer + (size_t)n * total, n * total, MPI_INT64_T, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    }
+    /* the receiver's arrival stamps go to rank 0, which writes the output */
+    if (rank == 1)
+        MPI_Send(stamps, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
+    else
+        MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
         char why[400] = "";
-        if (m->kind == PARTITA && rank == 0) {
-            Partita_Request_why(req[k], why, sizeof why);
-            for (char *c = why; *c; c++)
-                if (*c == '"' || *c == '\\')
-                    *c = '\'';
-        }
-        if (rank == 1) {
-            int64_t *t = malloc((size_t)o->rounds * sizeof *t), *u = malloc((size_t)o->rounds * sizeof *u);
+        if (rank == 0) {
+            if (m->kind == PARTITA)
+                Partita_Request_why(req[k], why, sizeof why);
             for (int r = 0; r < o->rounds; r++) {
                 size_t at = (size_t)k * total + o->warmup + r;
-                t[r] = stamps[at] - peer[at];
-                u[r] = stamps[at] - peer[(size_t)n * total + at];
+                t_part[r] = (double)(peer[at] - firsts[at]) / 1e3;
+                t_last[r] = (double)(peer[at] - stamps[at]) / 1e3;
             }
-            qsort(t, (size_t)o->rounds, sizeof *t, cmp_i64);
-            qsort(u, (size_t)o->rounds, sizeof *u, cmp_i64);
-            printf("{\"launch\": %d, \"bytes\": %zu, \"partitions\": %d, \"impl\": \"%s\", "
-                   "\"t_part_us\": %.3f, \"t_part_p25_us\": %.3f, \"t_part_p75_us\": %.3f, "
-                   "\"t_last_us\": %.3f, \"t_last_p25_us\": %.3f, \"t_last_p75_us\": %.3f, "
-                   "\"rounds\": %d, \"warmup\": %d, \"laggard_us\": %g}\n",
-                   o->launch, bytes, parts, m->name, quantile_us(u, o->rounds, 0.5), quantile_us(u, o->rounds, 0.25),
-                   quantile_us(u, o->rounds, 0.75), quantile_us(t, o->rounds, 0.5), quantile_us(t, o->rounds, 0.25),
-                   quantile_us(t, o->rounds, 0.75), o->rounds, o->warmup, o->laggard_us);
-            fflush(stdout);
-            free(t);
-            free(u);
-        } else if (why[0]) {
-            fprintf(stderr, "# %zu bytes, %d partitions, %s: %s\n", bytes, parts, m->name, why);
+            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, o->laggard_us, t_part, t_last, o->rounds,
+                                            o->warmup });
         }
         if (m->kind == NATIVE)
             MPI_Request_free(&req[k]);
@@ -375,6 +386,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     free(peer);
     free(firsts);
     free(seen);
+    free(t_part);
+    free(t_last);
 }
 
 int main(int argc, char **argv)
@@ -392,6 +405,17 @@ int main(int argc, char **argv)
     parse(argc, argv, rank, &o);
     if (Partita_Init_hook() != MPI_SUCCESS)
         die(rank, Partita_Init_error());
+    /* the output file is opened before anything runs: an unwritable path fails at once */
+    ab_output out;
+    int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.rounds, o.warmup,
+                                             o.impl_list)
+                           : 0;
+    MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (opened != 0) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cannot write --output %s", o.output);
+        die(rank, msg);
+    }
     char *buf = malloc(o.max);
     if (!buf)
         die(rank, "out of memory for the buffer");
@@ -399,8 +423,12 @@ int main(int argc, char **argv)
     for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor)
         for (int i = 0; i < o.nparts; i++)
             if (bytes % (size_t)o.parts[i] == 0)
-                run_case(&o, bytes, o.parts[i], rank, buf);
+                run_case(&o, bytes, o.parts[i], rank, buf, &out);
     free(buf);
+    if (rank == 0 && ab_output_close(&out) != 0) {
+        fprintf(stderr, "partita-adapt-bench: error: writing %s failed\n", o.output);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     Partita_Finalize_hook();
     MPI_Finalize();
     return 0;

@@ -1,0 +1,116 @@
+/* partita-adapt-bench's output: JSON lines and the result document (adapt_bench_output.h). */
+#include "adapt_bench_output.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "stats.h"
+
+#define RESULT_SCHEMA "partita.result/1"
+
+static const char *const DEFINITIONS[2] = {
+    "last arrival minus the start of the first MPI_Pready (of the MPI_Isend for single), one round",
+    "last arrival minus the start of the last MPI_Pready (of the MPI_Isend for single), one round",
+};
+
+int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int launch, double laggard_us,
+                   int rounds, int warmup, const char *impls)
+{
+    memset(out, 0, sizeof *out);
+    out->launch = launch;
+    if (!path)
+        return 0;
+    if (!(out->doc = fopen(path, "w")))
+        return -1;
+    pt_json *j = &out->j;
+    pt_json_init(j, out->doc);
+    pt_json_object_begin(j, NULL);
+    pt_json_string(j, "schema", RESULT_SCHEMA);
+    pt_json_string(j, "benchmark", "side-by-side");
+    pt_json_string(j, "program", "partita-adapt-bench");
+    pt_json_array_begin(j, "argv");
+    for (int i = 0; i < argc; i++)
+        pt_json_string(j, NULL, argv[i]);
+    pt_json_array_end(j);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    char *nl = strchr(version, '\n');
+    if (nl)
+        *nl = 0;
+    pt_json_object_begin(j, "environment");
+    pt_json_string(j, "mpi_library", version);
+    pt_json_int(j, "ranks", 2);
+    pt_json_object_end(j);
+    char noise[64] = "none";
+    if (laggard_us > 0)
+        snprintf(noise, sizeof noise, "delay:%g", laggard_us);
+    pt_json_object_begin(j, "config");
+    pt_json_int(j, "iterations", rounds);
+    pt_json_int(j, "warmup", warmup);
+    pt_json_int(j, "threads", 1);
+    pt_json_string(j, "noise", noise);
+    pt_json_number(j, "laggard_us", laggard_us);
+    pt_json_string(j, "compute_mode", "sleep");
+    pt_json_string(j, "implementations", impls);
+    pt_json_int(j, "launch", launch);
+    pt_json_object_end(j);
+    pt_json_array_begin(j, "headline_metrics");
+    pt_json_string(j, NULL, laggard_us > 0 ? "t_last_us" : "t_part_us");
+    pt_json_array_end(j);
+    pt_json_array_begin(j, "results");
+    return 0;
+}
+
+void ab_output_case(ab_output *out, ab_case *c)
+{
+    int n = c->rounds;
+    pt_sort_doubles(c->t_part_us, (size_t)n);
+    pt_sort_doubles(c->t_last_us, (size_t)n);
+    /* quotes would end the line's JSON string: the plan's text keeps none */
+    char plan[400];
+    snprintf(plan, sizeof plan, "%s", c->plan);
+    for (char *p = plan; *p; p++)
+        if (*p == '"' || *p == '\\')
+            *p = '\'';
+    printf("{\"launch\": %d, \"bytes\": %zu, \"partitions\": %d, \"impl\": \"%s\", "
+           "\"t_part_us\": %.3f, \"t_part_p25_us\": %.3f, \"t_part_p75_us\": %.3f, "
+           "\"t_last_us\": %.3f, \"t_last_p25_us\": %.3f, \"t_last_p75_us\": %.3f, "
+           "\"rounds\": %d, \"warmup\": %d, \"laggard_us\": %g}\n",
+           out->launch, c->bytes, c->partitions, c->impl, pt_quantile_sorted(c->t_part_us, (size_t)n, 0.5),
+           pt_quantile_sorted(c->t_part_us, (size_t)n, 0.25), pt_quantile_sorted(c->t_part_us, (size_t)n, 0.75),
+           pt_quantile_sorted(c->t_last_us, (size_t)n, 0.5), pt_quantile_sorted(c->t_last_us, (size_t)n, 0.25),
+           pt_quantile_sorted(c->t_last_us, (size_t)n, 0.75), n, c->warmup, c->laggard_us);
+    fflush(stdout);
+    if (plan[0])
+        fprintf(stderr, "# %zu bytes, %d partitions, %s: %s\n", c->bytes, c->partitions, c->impl, plan);
+    if (!out->doc)
+        return;
+    pt_json *j = &out->j;
+    pt_json_object_begin(j, NULL);
+    pt_json_object_begin(j, "case");
+    pt_json_int(j, "bytes", (long long)c->bytes);
+    pt_json_int(j, "partitions", c->partitions);
+    pt_json_string(j, "impl", c->impl);
+    pt_json_object_end(j);
+    if (plan[0])
+        pt_json_string(j, "plan", plan);
+    pt_json_object_begin(j, "metrics");
+    pt_json_metric(j, &(pt_metric){ "t_part_us", "us", DEFINITIONS[0], c->t_part_us, (size_t)n });
+    pt_json_metric(j, &(pt_metric){ "t_last_us", "us", DEFINITIONS[1], c->t_last_us, (size_t)n });
+    pt_json_object_end(j);
+    pt_json_object_end(j);
+}
+
+int ab_output_close(ab_output *out)
+{
+    if (!out->doc)
+        return 0;
+    pt_json_array_end(&out->j);
+    pt_json_object_end(&out->j);
+    fputc('\n', out->doc);
+    int bad = ferror(out->doc);
+    return (fclose(out->doc) != 0 || bad) ? -1 : 0;
+}
