@@ -10,8 +10,14 @@ figure compared is relative to the launch's own reference `MPI_Send` (MPICH's sh
 path switches between fast and slow modes per launch, 2-3x apart): `overhead` is already a
 ratio to it, and `perceived_bw` is divided by that launch's single-send bandwidth.
 
-All comparisons are speed ratios, subject / other, where speed is 1 / overhead or the
-relative perceived bandwidth: 1.0 means as fast, 0.95 means 5% slower.
+Launches of different implementations still differ by the launch's mode, so the library
+suite also runs partita-adapt-bench (benchmark "side-by-side"): every policy in one process,
+round by round in a shuffled order, each launch's result holding every implementation. There a
+comparison is made inside one launch, on the median time per round: t_part (first mark to last
+arrival) with no late partition, t_last (last mark to last arrival) under its laggard.
+
+All comparisons are speed ratios, subject / other, where speed is 1 / overhead, the relative
+perceived bandwidth, or 1 / time (side-by-side): 1.0 means as fast, 0.95 means 5% slower.
 """
 
 from __future__ import annotations
@@ -41,6 +47,12 @@ class Check:
 
 
 BEST = "best"
+SIDE_BY_SIDE = "side-by-side"   # partita-adapt-bench's results: every implementation in one launch
+# the metric each kind of check reads: (no late partition, a laggard), p2p and side-by-side
+QUIET_METRICS = ("overhead", "t_part_us")
+LAGGARD_METRICS = ("perceived_bw", "t_last_us")
+METRIC_WORDS = {"overhead": "1 / overhead", "perceived_bw": "perceived bw / the launch's one-send bw",
+                "t_part_us": "1 / t_part, in one launch", "t_last_us": "1 / t_last, in one launch"}
 
 
 @dataclass
@@ -78,16 +90,18 @@ class CheckResult:
 def checks_for(labels, noisy: bool, metrics: set[str]) -> list[Check]:
     """The checks a suite run supports: by its noise (a laggard or none) and implementations."""
     out = []
-    if not noisy and "overhead" in metrics:
+    quiet = next((m for m in QUIET_METRICS if m in metrics), None)
+    laggard = next((m for m in LAGGARD_METRICS if m in metrics), None)
+    if not noisy and quiet:
         if TIMER in labels and "partita:model" in labels:
-            out.append(Check(TIMER, "partita:model", "overhead", MODEL_FLOOR, "timer >= model"))
+            out.append(Check(TIMER, "partita:model", quiet, MODEL_FLOOR, "timer >= model"))
         if ADAPTIVE in labels:
-            out.append(Check(ADAPTIVE, BEST, "overhead", ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
-    if noisy and "perceived_bw" in metrics:
+            out.append(Check(ADAPTIVE, BEST, quiet, ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+    if noisy and laggard:
         if TIMER in labels and "partita:none" in labels:
-            out.append(Check(TIMER, "partita:none", "perceived_bw", NONE_FLOOR, "timer >= 95% of none"))
+            out.append(Check(TIMER, "partita:none", laggard, NONE_FLOOR, "timer >= 95% of none"))
         if ADAPTIVE in labels:
-            out.append(Check(ADAPTIVE, BEST, "perceived_bw", ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+            out.append(Check(ADAPTIVE, BEST, laggard, ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
     return out
 
 
@@ -98,7 +112,7 @@ def speed(case: dict, metric: str) -> float | None:
     v = m.get(metric, {}).get("summary", {}).get("median")
     if not isinstance(v, (int, float)) or v <= 0 or "skipped" in case:
         return None
-    if metric == "overhead":
+    if metric in ("overhead", "t_part_us", "t_last_us"):
         return 1.0 / v
     t_send = m.get("t_pt2pt_us", {}).get("summary", {}).get("median")
     b = case.get("case", {}).get("bytes")
@@ -148,13 +162,42 @@ def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]
     return CheckResult(check, run, [cases[k] for k in order])
 
 
+def impl_label(impl: str) -> str:
+    """A side-by-side implementation as the checks name it: libpartita's policies and layouts as
+    partita:POLICY (the labels a p2p suite run gives them), native and single as they are."""
+    return impl if impl in ("native", "single") else f"partita:{impl}"
+
+
+def side_by_side_launches(launches: dict[str, list[tuple[int, dict]]]) -> dict[str, list[tuple[int, dict]]]:
+    """Side-by-side results (each launch holds every implementation, case["impl"]) split into one
+    result per implementation and launch, as a p2p suite run has them; a launch of a run found in
+    several folders keeps its folder's label as prefix."""
+    out: dict[str, list[tuple[int, dict]]] = {}
+    for label, runs in launches.items():
+        prefix = "" if len(launches) == 1 else f"{label} "
+        for launch, res in runs:
+            split: dict[str, list[dict]] = {}
+            for c in res.get("results", []):
+                case = dict(c.get("case", {}))
+                impl = case.pop("impl", None)
+                if isinstance(impl, str):
+                    split.setdefault(prefix + impl_label(impl), []).append({**c, "case": case})
+            for lb, rows in split.items():
+                out.setdefault(lb, []).append((launch, {"results": rows}))
+    return out
+
+
 def group_checks(group) -> list[CheckResult]:
     """Every check a report group (report/data.py Group) supports, with at least one compared case."""
     out = []
-    if group.benchmark != "p2p":
+    if group.benchmark == SIDE_BY_SIDE:
+        launches = side_by_side_launches(group.launches)
+    elif group.benchmark == "p2p":
+        launches = group.launches
+    else:
         return out
-    for check in checks_for(group.launches, group.noisy(), group.metric_names()):
-        r = run_check(check, group.name, group.launches)
+    for check in checks_for(launches, group.noisy(), group.metric_names()):
+        r = run_check(check, group.name, launches)
         if r.cases:
             out.append(r)
     return out
@@ -196,7 +239,7 @@ def per_size_lines(r: CheckResult) -> list[str]:
 
 def title(r: CheckResult) -> str:
     ck = r.check
-    metric = "1 / overhead" if ck.metric == "overhead" else "perceived bw / the launch's one-send bw"
+    metric = METRIC_WORDS.get(ck.metric, ck.metric)
     against = "the launch's best partita policy" if ck.against == BEST else ck.against
     return (f"{ck.what} (run '{r.run}'): speed ratio {short(ck.subject)}/{short(against)} ({metric}), per launch and "
             f"median [min-max] over launches; at least {ck.floor:.2f} passes")

@@ -193,3 +193,73 @@ def test_suite_reports_an_unknown_policy_as_unavailable(build, tmp_path):
     assert "no policy 'no-such-policy'" in runs[1]["reason"] and "is not one of" in runs[1]["reason"]
     assert "exit_code" not in runs[3]        # known after the first launch: not launched again
     assert "# no result: p2p (partita:no-such-policy, launch 1): unavailable: this build's libpartita" in p.stdout
+
+
+# --- side-by-side results (partita-adapt-bench): every implementation in one launch ----------------
+
+def side_by_side_result(times: dict[str, dict], laggard_us: float = 0) -> dict:
+    """One launch of partita-adapt-bench: times {impl: {(bytes, partitions): median us}}; the metric is
+    t_part_us without a laggard, t_last_us with one (the other metric is 1000x slower: never read)."""
+    read, other = ("t_last_us", "t_part_us") if laggard_us else ("t_part_us", "t_last_us")
+    cases = []
+    for impl, values in times.items():
+        for (b, p), v in values.items():
+            cases.append({"case": {"bytes": b, "partitions": p, "impl": impl},
+                          "metrics": {read: {"unit": "us", "summary": {"n": 20, "median": v}, "samples": [v]},
+                                      other: {"unit": "us", "summary": {"n": 20, "median": v * 1000},
+                                              "samples": [v * 1000]}}})
+    return {"schema": "partita.result/1", "benchmark": "side-by-side", "program": "partita-adapt-bench",
+            "environment": {"ranks": 2}, "results": cases,
+            "config": {"iterations": 20, "noise": f"delay:{laggard_us:g}" if laggard_us else "none",
+                       "laggard_us": laggard_us}}
+
+
+def test_side_by_side_compares_inside_each_launch(tmp_path):
+    # launch 2 runs in a slow mode (every implementation 3x slower): a comparison across launches
+    # would see the timer of launch 2 lose to model of launch 1, inside a launch it is as fast;
+    # 1 KiB in 8 partitions: the timer takes 1.25x model's time in every launch (a loss)
+    def launch(scale):
+        model = {k: 10.0 * scale for k in flat(0)}
+        timer = dict(model) | {(1024, 8): 12.5 * scale}
+        return side_by_side_result({"model": model, "timer": timer, "native": flat(1.0), "single": flat(1.0)})
+    folder = write_launches(tmp_path / "r", "policies", {"native": [launch(1), launch(3), launch(1)]})
+    r = only_check(folder, "timer >= model")
+    assert r.check.metric == "t_part_us" and "in one launch" in lc.title(r)
+    by = {c.key: c for c in r.cases}
+    assert r.status(by[(1 << 20, 8)]) == "holds" and by[(1 << 20, 8)].ratios == [(1, 1.0), (2, 1.0), (3, 1.0)]
+    assert r.status(by[(1024, 8)]) == "LOSES" and abs(by[(1024, 8)].median - 0.8) < 1e-9
+
+
+def test_side_by_side_laggard_reads_t_last_and_the_best_layout_includes_fixed(tmp_path):
+    none = flat(100.0)
+    timer = flat(99.0) | {(1 << 20, 8): 200.0}          # half of none's speed at 1 MiB in 8
+    adaptive = flat(105.0)
+    fixed = flat(100.0) | {(1024, 1): 50.0}             # the launch's best at 1 KiB in 1: adaptive 2.1x slower
+    res = side_by_side_result({"none": none, "timer": timer, "adaptive": adaptive, "fixed:4": fixed}, laggard_us=100)
+    folder = write_launches(tmp_path / "r", "laggard", {"native": [res] * 5})
+    r = only_check(folder, "timer >= 95% of none")
+    assert r.check.metric == "t_last_us"
+    assert [c.key for c in r.cases if r.status(c) == "LOSES"] == [(1 << 20, 8)]
+    a = only_check(folder, "adaptive within 10% of the best")
+    worst = next(c for c in a.cases if c.key == (1024, 1))
+    assert worst.best_of[0] == (1, "partita:fixed:4") and abs(worst.median - 50 / 105) < 1e-9
+    assert a.status(worst) == "LOSES"
+    assert sum(a.status(c) == "LOSES" for c in a.cases) == 1
+
+
+def test_a_real_side_by_side_run_gives_its_checks(build, tmp_path):
+    suite = tmp_path / "sbs.toml"
+    suite.write_text('[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
+                     'args = ["-m", "4K:4K", "-p", "1,8", "-i", "5", "-x", "2", "-I", "single,model,timer,adaptive"]\n'
+                     'impl = ["native"]\ntimeout = 120\n')
+    p = subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
+                        "--build", str(build.path.parent if build.path.is_file() else build.path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (folder,) = tmp_path.glob("*-sbs")
+    (g,) = load_runs([folder]).groups
+    assert g.benchmark == "side-by-side"
+    checks = {r.check.what: r for r in lc.group_checks(g)}
+    assert set(checks) == {"timer >= model", "adaptive within 10% of the best"}
+    assert [c.key for c in checks["timer >= model"].cases] == [(4096, 1), (4096, 8)]
+    assert "timer >= model (run 'policies')" in p.stdout

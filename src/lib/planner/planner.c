@@ -71,8 +71,16 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
 }
 
 /* How much longer (modelled) than the model's layout the timer policy accepts
- * for more, smaller groups. */
-#define TIMER_MORE_GROUPS_TOLERANCE 0.04
+ * for more, smaller groups. LogGP underrates a message more at 0.5-4 MiB on
+ * MPICH's shared memory: 4 groups of 128 KiB took 1.15x one message, 8 of
+ * 512 KiB 1.07x (same launch, partita-adapt-bench). With 4% the timer planned
+ * such groups and took 0.89-0.95x model's time at 512 KiB-16 MiB with no late
+ * partition; with 0 it sent model's one message, and under a laggard took
+ * 0.88-0.92x none's time at 4 MiB in 2-8 partitions (the early half waits for
+ * delta and the progress thread's wake-up). 1% keeps groups of 1-2 MiB: no
+ * late partition 0.96-1.03x model, a laggard 0.94-1.10x none at 1-16 MiB
+ * (medians of 5 launches, docs/library.md "The timer"). */
+#define TIMER_MORE_GROUPS_TOLERANCE 0.01
 
 /* The timer's groups: the model's, or the most groups whose modelled time is
  * within TIMER_MORE_GROUPS_TOLERANCE of it (halving down from one group per
