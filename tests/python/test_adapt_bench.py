@@ -1,0 +1,75 @@
+"""partita-adapt-bench end to end: its result document, the timer and the laggard, bad input."""
+
+import subprocess
+
+import pytest
+
+from partita.launch import launch_command, run_benchmark, run_program
+
+
+def test_result_document_holds_every_implementation_of_the_launch(build):
+    r = run_benchmark(build, "partita-adapt-bench",
+                      ["-m", "4K:16K", "-f", "4", "-p", "1,8", "-i", "6", "-x", "2", "-l", "3",
+                       "-I", "native,single,model,timer,timer:5"], timeout=120)
+    assert r["schema"] == "partita.result/1" and r["benchmark"] == "side-by-side"
+    assert r["config"]["noise"] == "none" and r["config"]["launch"] == 3 and r["config"]["iterations"] == 6
+    keys = {(c["case"]["bytes"], c["case"]["partitions"], c["case"]["impl"]) for c in r["results"]}
+    assert keys == {(b, p, i) for b in (4096, 16384) for p in (1, 8)
+                    for i in ("native", "single", "model", "timer", "timer:5")}
+    for c in r["results"]:
+        for m in ("t_part_us", "t_last_us"):
+            s = c["metrics"][m]
+            assert len(s["samples"]) == 6 and s["summary"]["n"] == 6
+            assert 0 < s["summary"]["min"] <= s["summary"]["median"] <= s["summary"]["max"]
+        # one partition: the first mark is the last
+        if c["case"]["partitions"] == 1:
+            assert c["metrics"]["t_part_us"]["samples"] == c["metrics"]["t_last_us"]["samples"]
+    plans = {c["case"]["impl"]: c.get("plan", "") for c in r["results"] if c["case"]["partitions"] == 8}
+    assert plans["timer"].startswith("timer:") and plans["native"] == ""
+
+
+def test_laggard_marks_the_first_half_late(build):
+    # 8 partitions of 16 KiB, the first half marked 2 ms after the second: the last mark comes at
+    # least 2 ms after the first, so t_part exceeds t_last by that much in every round
+    r = run_benchmark(build, "partita-adapt-bench",
+                      ["-m", "128K:128K", "-p", "8", "-i", "4", "-x", "1", "-L", "2000", "-I", "none,model"],
+                      timeout=120)
+    assert r["config"]["noise"] == "delay:2000" and r["config"]["laggard_us"] == 2000
+    for c in r["results"]:
+        part, last = c["metrics"]["t_part_us"]["samples"], c["metrics"]["t_last_us"]["samples"]
+        assert all(p - q >= 2000 for p, q in zip(part, last)), c["case"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-L", "50", "-p", "1,8"], "-L needs at least 2 partitions"),
+    (["-L", "-3"], "-L needs microseconds"),
+    (["-I", "model,nosuch"], "-I: at most 16 of"),
+    (["-I", "timer:abc"], "-I: at most 16 of"),
+    (["--bogus"], "unknown option"),
+    (["-m", "3K:4K"], "-m: MIN is not a power of two"),
+])
+def test_bad_input_is_one_line_on_rank_0_and_exit_2(build, args, message):
+    o = run_program(build, "partita-adapt-bench", args, timeout=60)
+    assert o.returncode != 0 and o.result is None
+    assert message in o.stderr
+    assert o.stderr.count("error:") == 1, "the error must be printed once (rank 0), not per rank"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "json", "--output", "{tmp}/no/such/r.json"], "cannot write --output"),
+    (["--format", "xml"], "--format must be json or lines"),
+    (["--output", "{tmp}/r.json"], "--output needs --format json"),
+])
+def test_output_options_fail_before_measuring(build, tmp_path, args, message):
+    cmd = launch_command(build, "partita-adapt-bench", [a.format(tmp=tmp_path) for a in args], 2, {})
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and message in p.stderr and p.stdout == ""
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_help_lists_the_options(build):
+    p = subprocess.run(launch_command(build, "partita-adapt-bench", ["--help"], 2, {}), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0
+    for opt in ("-m MIN:MAX", "-I IMPL", "-L US", "--format json --output FILE", "timer:US"):
+        assert opt in p.stdout
