@@ -107,6 +107,28 @@ static void test_ties_go_to_model_preference(void)
     CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
 }
 
+/* Sub-microsecond rounds: a difference under TIE_FLOOR_US (0.25 us) is noise,
+ * the model's preference (index 0) stays; a larger one still wins. */
+static void test_small_differences_are_ties(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    pta_init(&st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(&st, 0, 1.0);
+        pta_add_sample(&st, 1, 0.8); /* 20% faster, 0.2 us */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 0);
+    pta_init(&st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(&st, 0, 1.0);
+        pta_add_sample(&st, 1, 0.6); /* 0.4 us faster */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 1);
+}
+
 /* Two candidates measured 10 and 20 us: the first is chosen. */
 static void choose_first_of_two(pta_state *st, int *w)
 {
@@ -235,6 +257,7 @@ int main(void)
     test_initial_schedule();
     test_converges_to_cheapest();
     test_ties_go_to_model_preference();
+    test_small_differences_are_ties();
     test_hysteresis();
     test_replans_on_drift();
     test_replans_on_spread_change();
