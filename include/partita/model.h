@@ -40,6 +40,9 @@ typedef struct ptm_params {
 
 /* Built-in defaults (MPICH on a shared-memory node of the kind partita was developed on). */
 void ptm_params_default(ptm_params *p);
+/* Built-in defaults for libpartita's fabric transport (libfabric's shm
+ * provider on such a node): used for fabric requests without a measured file. */
+void ptm_params_default_fabric(ptm_params *p);
 /* Built-in defaults for the MPI library that MPI_Get_library_version names:
  * Open MPI's own when the string says "Open MPI" (its eager limit differs),
  * else ptm_params_default. */
@@ -67,8 +70,8 @@ int ptm_params_load_for(ptm_params *p, const char *mpi_version);
 /* The same for a transport of libpartita: "mpi" is the above; "fabric"
  * (`partita loggp --transport fabric`) is $PARTITA_LOGGP_FABRIC, else
  * loggp-fabric.json next to the default file. ptm_params_load_transport falls
- * back to the MPI parameters (ptm_params_load_for) when the transport has no
- * file of its own, and returns 2 then. */
+ * back to the fabric's built-in set (ptm_params_default_fabric) when the
+ * transport has no file of its own, and returns 2 then. */
 int ptm_params_transport_path(const char *transport, char *buf, size_t buflen);
 int ptm_params_load_transport(ptm_params *p, const char *transport, const char *mpi_version);
 /* Write p as a partita.loggp/1 file. extra_members, if not NULL, is inserted

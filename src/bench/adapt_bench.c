@@ -9,7 +9,8 @@
  * MPI_Psend_init), `single` (one MPI_Isend of the whole buffer at the last
  * mark), and libpartita through its Partita_* calls with a policy per request
  * (info keys): `bulk`, `none`, `model`, `timer`, `timer:US` (delta US: an
- * explicit delta always lets the timer split), `adaptive`, `fixed:K`.
+ * explicit delta always lets the timer split), `adaptive`, `fixed:K`, each
+ * optionally as POLICY@TRANSPORT (mpi, fabric, auto: the transport too).
  * Comparing policies here, not in separate launches, is how the library suite
  * checks the timer against model and none (docs/suites.md).
  *
@@ -52,6 +53,7 @@ typedef struct impl {
     char policy[16];
     int parts;      /* fixed:K */
     char delta[16]; /* timer:US */
+    char transport[8]; /* POLICY@TRANSPORT, or "" */
 } impl;
 enum { NATIVE, SINGLE, PARTITA };
 
@@ -66,7 +68,8 @@ static const char USAGE[] =
     "  -x WARMUP       warm-up rounds per case (default 20)\n"
     "  -I IMPL,...     implementations (default native,single,bulk,none,model,fixed:2,fixed:4,\n"
     "                  fixed:16,adaptive): native, single, bulk, none, model, timer, timer:US\n"
-    "                  (delta US), adaptive, fixed:K (K transport messages)\n"
+    "                  (delta US), adaptive, fixed:K (K transport messages); a libpartita one\n"
+    "                  as POLICY@TRANSPORT (mpi, fabric, auto) picks its transport\n"
     "  -L US           a single laggard: the first half of the partitions is marked US\n"
     "                  microseconds after the second (a sleep); needs P >= 2\n"
     "  -l LAUNCH       a launch number, written in the output\n"
@@ -137,24 +140,36 @@ static int is_number(const char *s)
     return end != s && !*end && v >= 0 && v <= 1e6;
 }
 
-static int parse_impl(const char *s, impl *m)
+static int parse_impl(const char *arg, impl *m)
 {
     memset(m, 0, sizeof *m);
-    snprintf(m->name, sizeof m->name, "%s", s);
+    if (strlen(arg) >= sizeof m->name)
+        return -1;
+    snprintf(m->name, sizeof m->name, "%s", arg);
+    /* POLICY@TRANSPORT: libpartita's transport for this request (info partita_transport) */
+    char s[sizeof m->name];
+    snprintf(s, sizeof s, "%s", arg);
+    char *at = strchr(s, '@');
+    if (at) {
+        *at = 0;
+        if (strcmp(at + 1, "mpi") && strcmp(at + 1, "fabric") && strcmp(at + 1, "auto"))
+            return -1;
+        snprintf(m->transport, sizeof m->transport, "%s", at + 1);
+    }
     if (!strcmp(s, "native"))
         m->kind = NATIVE;
     else if (!strcmp(s, "single"))
         m->kind = SINGLE;
     else if (!strcmp(s, "bulk") || !strcmp(s, "none") || !strcmp(s, "model") || !strcmp(s, "timer") ||
              !strcmp(s, "adaptive"))
-        m->kind = PARTITA, snprintf(m->policy, sizeof m->policy, "%s", s);
+        m->kind = PARTITA, strcpy(m->policy, s); /* one of the names above: fits */
     else if (!strncmp(s, "timer:", 6) && is_number(s + 6) && strlen(s + 6) < sizeof m->delta)
         m->kind = PARTITA, strcpy(m->policy, "timer"), strcpy(m->delta, s + 6);
     else if (!strncmp(s, "fixed:", 6) && atoi(s + 6) >= 1)
         m->kind = PARTITA, strcpy(m->policy, "fixed"), m->parts = atoi(s + 6);
     else
         return -1;
-    return 0;
+    return at && m->kind != PARTITA ? -1 : 0;
 }
 
 static void parse(int argc, char **argv, int rank, opts *o)
@@ -226,7 +241,8 @@ static void parse(int argc, char **argv, int rank, opts *o)
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
-            die(rank, "-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K");
+            die(rank, "-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
+                      "(libpartita's as POLICY@mpi|fabric|auto too)");
         o->nimpls++;
     }
     if (!o->nparts || !o->nimpls)
@@ -324,6 +340,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             MPI_Info_set(info, "partita_policy", m->policy);
             if (m->delta[0])
                 MPI_Info_set(info, "partita_delta_us", m->delta);
+            if (m->transport[0])
+                MPI_Info_set(info, "partita_transport", m->transport);
             if (m->parts) {
                 char v[16];
                 snprintf(v, sizeof v, "%d", m->parts);

@@ -147,6 +147,14 @@ static void params_default_path_and_fallback(void)
     CHECK(ptm_max_eager_messages(&p) == 32);
     CHECK(ptm_params_load_for(&p, "MPICH Version: 5.0.2") == 1);
     CHECK(ptm_max_eager_messages(&p) == PTM_MAX_EAGER_MESSAGES);
+    /* The fabric transport without a file of its own: its built-in set, not the MPI's
+     * (whose eager pieces made 64 KiB in 64 partitions 10 writes). */
+    ptm_params f, mpi;
+    ptm_params_default(&mpi);
+    CHECK(ptm_params_load_transport(&f, "fabric", "MPICH Version: 5.0.2") == 2);
+    CHECK(strcmp(f.source, "built-in defaults (fabric)") == 0);
+    CHECK(f.seg[0].max_bytes != mpi.seg[0].max_bytes && f.seg[1].handshake_us > mpi.seg[1].handshake_us);
+    CHECK(ptm_optimal_transport(&f, 65536, 64, 0) == 1);
     /* A good file named by PARTITA_LOGGP is used. */
     ptm_params q;
     char err[512];
