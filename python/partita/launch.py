@@ -94,19 +94,30 @@ class BuildInfo:
         return p
 
 
+TRANSPORTS = ("mpi", "fabric", "auto")   # libpartita's PARTITA_TRANSPORT
+
+
 def parse_impl(impl: str) -> tuple[str, str | None]:
-    """'native' -> ('native', None); 'partita:timer' -> ('partita', 'timer')."""
+    """'native' -> ('native', None); 'partita:timer' -> ('partita', 'timer'); 'partita:timer@fabric'
+    -> ('partita', 'timer@fabric'): libpartita with its fabric transport (impl_env)."""
     if impl == "native":
         return "native", None
     kind, _, policy = impl.partition(":")
-    if kind != "partita" or not policy:
-        raise LaunchError(f"unknown implementation {impl!r}: use native or partita:<policy> (e.g. partita:timer)")
+    name, at, transport = policy.partition("@")
+    if kind != "partita" or not name:
+        raise LaunchError(f"unknown implementation {impl!r}: use native or partita:<policy> (e.g. partita:timer), "
+                          "optionally partita:<policy>@<transport>")
+    if at and transport not in TRANSPORTS:
+        raise LaunchError(f"unknown implementation {impl!r}: the transport after @ is one of "
+                          f"{', '.join(TRANSPORTS)} (e.g. partita:timer@fabric)")
     return kind, policy
 
 
 def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
-    """Environment variables that select the implementation."""
+    """Environment variables that select the implementation; partita:POLICY@TRANSPORT also sets
+    libpartita's PARTITA_TRANSPORT."""
     kind, policy = parse_impl(impl)
+    policy, _, transport = (policy or "").partition("@")
     if kind == "native":
         if not build.native_partitioned:
             raise LaunchError("this MPI has no native partitioned communication; use --impl partita:<policy>")
@@ -120,20 +131,29 @@ def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
         env["PARTITA_POLICY"] = "fixed"
         if n:
             env["PARTITA_TRANSPORT_PARTS"] = n
+    if transport:
+        env["PARTITA_TRANSPORT"] = transport
     return env
 
 
 def unknown_policy(impl: str, env: dict[str, str], stderr: str) -> str | None:
     """Why a failed launch of partita:<policy> was no measurement at all: the preloaded libpartita
     refused PARTITA_POLICY in MPI_Init with its one-line message (a policy another branch adds, e.g.
-    `adaptive`, in a build without it); None for any other failure."""
+    `adaptive`, in a build without it), or PARTITA_TRANSPORT=fabric in a build without libfabric;
+    None for any other failure."""
     policy = env.get("PARTITA_POLICY")
     if not impl.startswith("partita:") or not policy:
         return None
-    line = next((ln for ln in stderr.splitlines() if f"PARTITA_POLICY='{policy}' is not one of" in ln), None)
-    if line is None:
-        return None
-    return f"this build's libpartita has no policy {policy!r} ({line.strip()})"
+    lines = stderr.splitlines()
+    line = next((ln for ln in lines if f"PARTITA_POLICY='{policy}' is not one of" in ln), None)
+    if line is not None:
+        return f"this build's libpartita has no policy {policy!r} ({line.strip()})"
+    # partita:POLICY@fabric in a build without libfabric (scripts/bootstrap.sh adds it as root)
+    line = next((ln for ln in lines if "transport 'fabric' asked for, but this libpartita was built without it" in ln),
+                None)
+    if env.get("PARTITA_TRANSPORT") == "fabric" and line is not None:
+        return f"this build's libpartita has no fabric transport ({line.strip()})"
+    return None
 
 
 def check_launcher(launcher: str | None) -> None:

@@ -72,12 +72,18 @@ def test_run_reports_bad_suite_cleanly(tmp_path):
 def test_impl_names(build):
     assert parse_impl("native") == ("native", None)
     assert parse_impl("partita:timer") == ("partita", "timer")
-    for bad in ("partita", "mpich", "partita:"):
+    assert parse_impl("partita:timer@fabric") == ("partita", "timer@fabric")
+    for bad in ("partita", "mpich", "partita:", "partita:timer@", "partita:timer@verbs", "partita:@fabric"):
         with pytest.raises(LaunchError):
             parse_impl(bad)
     if build.interposer.is_file():
         env = impl_env(build, "partita:fixed4")
         assert env["PARTITA_POLICY"] == "fixed" and env["PARTITA_TRANSPORT_PARTS"] == "4"
+        assert "PARTITA_TRANSPORT" not in env
+        env = impl_env(build, "partita:fixed4@fabric")
+        assert env["PARTITA_POLICY"] == "fixed" and env["PARTITA_TRANSPORT_PARTS"] == "4"
+        assert env["PARTITA_TRANSPORT"] == "fabric"
+        assert impl_env(build, "partita:none@mpi")["PARTITA_TRANSPORT"] == "mpi"
 
 
 def fake_result(values):

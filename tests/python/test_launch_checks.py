@@ -175,6 +175,11 @@ def test_a_policy_the_library_does_not_know_is_unavailable():
     assert "no policy 'adaptive'" in unknown_policy("partita:adaptive", env, err)
     assert unknown_policy("partita:adaptive", env, "partita: MPI_Pready: partition 7 is outside") is None
     assert unknown_policy("native", {}, err) is None
+    nofab = ("partita: MPI_Psend_init: transport 'fabric' asked for, but this libpartita was built without it "
+             "(libfabric was not found when it was configured)\n")
+    env = {"PARTITA_POLICY": "timer", "PARTITA_TRANSPORT": "fabric"}
+    assert "no fabric transport" in unknown_policy("partita:timer@fabric", env, nofab)
+    assert unknown_policy("partita:timer@fabric", env, "partita: MPI_Wait: fabric transport: fi_write failed") is None
 
 
 def test_suite_reports_an_unknown_policy_as_unavailable(build, tmp_path):

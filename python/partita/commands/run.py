@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "partita summary FOLDER --all).",
         epilog=f"Built-in suites: {', '.join(builtin_suites())}. "
         "Implementations: native (the MPI library's own partitioned calls) or partita:<policy> "
-        "(libpartita preloaded; policies none, bulk, static, model, timer, fixed<N>, table, adaptive).",
+        "(libpartita preloaded; policies none, bulk, static, model, timer, fixed<N>, table, adaptive), "
+        "optionally partita:<policy>@<transport> (mpi, fabric, auto: libpartita's transport).",
     )
     p.add_argument("--suite", default="quick", help="suite name or TOML file (default: quick)")
     p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
