@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #include "adapt_bench_output.h"
+#include "clock.h"
+#include "compute.h"
 #include "partita/partita.h"
 
 #define MAX_IMPLS 16
@@ -88,29 +90,6 @@ typedef struct opts {
     const char *output; /* --output, with --format json */
     char impl_list[512];
 } opts;
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static void spin_us(double us)
-{
-    int64_t end = now_ns() + (int64_t)(us * 1e3);
-    while (now_ns() < end)
-        ;
-}
-
-/* the laggard's delay: a sleep, so progress threads get the core */
-static void sleep_us(double us)
-{
-    int64_t ns = (int64_t)(us * 1e3);
-    struct timespec t = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
-    while (nanosleep(&t, &t) != 0)
-        ;
-}
 
 static void die(int rank, const char *msg)
 {
@@ -269,12 +248,12 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        spin_us(3);
+        pt_compute_us(PT_COMPUTE_SPIN, 3);
         if (m->kind == SINGLE) {
-            *first = now_ns();
+            *first = pt_now_ns();
             if (laggard_us > 0)
-                sleep_us(laggard_us);
-            stamp = laggard_us > 0 ? now_ns() : *first;
+                pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
+            stamp = laggard_us > 0 ? pt_now_ns() : *first;
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
@@ -283,11 +262,11 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             for (int i = 0; i < parts; i++) {
                 int p = (i + late) % parts;
                 if (late && i == parts - late)
-                    sleep_us(laggard_us);
+                    pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
                 if (i == 0)
-                    *first = now_ns();
+                    *first = pt_now_ns();
                 if (i == parts - 1)
-                    stamp = i ? now_ns() : *first;
+                    stamp = i ? pt_now_ns() : *first;
                 m->kind == NATIVE ? MPI_Pready(p, *req) : Partita_Pready(p, *req);
             }
             m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
@@ -297,7 +276,7 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             int flag = 0;
             while (!flag)
                 MPI_Test(&single, &flag, MPI_STATUS_IGNORE);
-            stamp = now_ns();
+            stamp = pt_now_ns();
         } else {
             memset(seen, 0, (size_t)parts);
             for (int left = parts; left;) {
@@ -310,7 +289,7 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
                         seen[p] = 1, left--;
                 }
             }
-            stamp = now_ns();
+            stamp = pt_now_ns();
             m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
         }
     }
@@ -392,8 +371,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
                 t_part[r] = (double)(peer[at] - firsts[at]) / 1e3;
                 t_last[r] = (double)(peer[at] - stamps[at]) / 1e3;
             }
-            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, o->laggard_us, t_part, t_last, o->rounds,
-                                            o->warmup });
+            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last, o->rounds });
         }
         if (m->kind == NATIVE)
             MPI_Request_free(&req[k]);

@@ -20,6 +20,8 @@ int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int 
 {
     memset(out, 0, sizeof *out);
     out->launch = launch;
+    out->warmup = warmup;
+    out->laggard_us = laggard_us;
     if (!path)
         return 0;
     if (!(out->doc = fopen(path, "w")))
@@ -82,7 +84,7 @@ void ab_output_case(ab_output *out, ab_case *c)
            out->launch, c->bytes, c->partitions, c->impl, pt_quantile_sorted(c->t_part_us, (size_t)n, 0.5),
            pt_quantile_sorted(c->t_part_us, (size_t)n, 0.25), pt_quantile_sorted(c->t_part_us, (size_t)n, 0.75),
            pt_quantile_sorted(c->t_last_us, (size_t)n, 0.5), pt_quantile_sorted(c->t_last_us, (size_t)n, 0.25),
-           pt_quantile_sorted(c->t_last_us, (size_t)n, 0.75), n, c->warmup, c->laggard_us);
+           pt_quantile_sorted(c->t_last_us, (size_t)n, 0.75), n, out->warmup, out->laggard_us);
     fflush(stdout);
     if (plan[0])
         fprintf(stderr, "# %zu bytes, %d partitions, %s: %s\n", c->bytes, c->partitions, c->impl, plan);

@@ -15,7 +15,8 @@
 typedef struct ab_output {
     FILE *doc; /* the result document, or NULL */
     pt_json j;
-    int launch;
+    int launch, warmup;
+    double laggard_us; /* 0: none */
 } ab_output;
 
 typedef struct ab_case {
@@ -23,9 +24,8 @@ typedef struct ab_case {
     int partitions;
     const char *impl;
     const char *plan;     /* libpartita's Partita_Request_why, or "" */
-    double laggard_us;    /* 0: none */
     double *t_part_us, *t_last_us; /* per measured round; sorted in place */
-    int rounds, warmup;
+    int rounds;
 } ab_case;
 
 /* Opens FILE and writes the document's head; NULL output path: lines only.
