@@ -182,14 +182,20 @@ def test_a_policy_the_library_does_not_know_is_unavailable():
     assert unknown_policy("partita:timer@fabric", env, "partita: MPI_Wait: fabric transport: fi_write failed") is None
 
 
+def run_suite_file(build, tmp_path, name: str, toml: str) -> subprocess.CompletedProcess:
+    """`partita run` of a suite written to tmp_path/NAME.toml, its results under tmp_path."""
+    suite = tmp_path / f"{name}.toml"
+    suite.write_text(toml)
+    return subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
+                           "--build", str(build.path.parent if build.path.is_file() else build.path)],
+                          capture_output=True, text=True, timeout=300)
+
+
 def test_suite_reports_an_unknown_policy_as_unavailable(build, tmp_path):
-    suite = tmp_path / "tiny.toml"
-    suite.write_text('repeat = 2\n[[run]]\nname = "p2p"\nprogram = "partita-p2p"\n'
-                     'args = ["-m", "4K:4K", "--partitions", "4", "-i", "3", "-x", "1"]\n'
-                     'impl = ["partita:model", "partita:no-such-policy"]\ntimeout = 120\n')
-    p = subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
-                        "--build", str(build.path.parent if build.path.is_file() else build.path)],
-                       capture_output=True, text=True, timeout=300)
+    p = run_suite_file(build, tmp_path, "tiny",
+                       'repeat = 2\n[[run]]\nname = "p2p"\nprogram = "partita-p2p"\n'
+                       'args = ["-m", "4K:4K", "--partitions", "4", "-i", "3", "-x", "1"]\n'
+                       'impl = ["partita:model", "partita:no-such-policy"]\ntimeout = 120\n')
     assert p.returncode == 0, p.stdout + p.stderr
     runs = json.loads(next(tmp_path.glob("*-tiny/manifest.json")).read_text())["runs"]
     assert [(r["impl"], r["status"]) for r in runs] == [
@@ -253,13 +259,10 @@ def test_side_by_side_laggard_reads_t_last_and_the_best_layout_includes_fixed(tm
 
 
 def test_a_real_side_by_side_run_gives_its_checks(build, tmp_path):
-    suite = tmp_path / "sbs.toml"
-    suite.write_text('[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
-                     'args = ["-m", "4K:4K", "-p", "1,8", "-i", "5", "-x", "2", "-I", "single,model,timer,adaptive"]\n'
-                     'impl = ["native"]\ntimeout = 120\n')
-    p = subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
-                        "--build", str(build.path.parent if build.path.is_file() else build.path)],
-                       capture_output=True, text=True, timeout=300)
+    p = run_suite_file(build, tmp_path, "sbs",
+                       '[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
+                       'args = ["-m", "4K:4K", "-p", "1,8", "-i", "5", "-x", "2", "-I", "single,model,timer,adaptive"]\n'
+                       'impl = ["native"]\ntimeout = 120\n')
     assert p.returncode == 0, p.stdout + p.stderr
     (folder,) = tmp_path.glob("*-sbs")
     (g,) = load_runs([folder]).groups
