@@ -309,8 +309,7 @@ int ptm_params_load_transport(ptm_params *p, const char *transport, const char *
         int from_env = ptm_params_transport_path("fabric", path, sizeof path);
         if (load_path(p, path, from_env) == 0)
             return 0;
-        (void)mpi_version; /* the MPI library's set says nothing about RMA writes */
-        ptm_params_default_fabric(p);
+        ptm_params_default_fabric(p); /* not the MPI library's set: it says nothing about RMA writes */
         return 2;
     }
     return ptm_params_load_for(p, mpi_version);

@@ -313,13 +313,17 @@ void pt_adapt_send_start(pt_request *req)
     atomic_store_explicit(&s->adapt_first_cost_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_last_cost_ns, 0, memory_order_relaxed);
     int opens = round >= a->initial && (round - a->initial) % PTA_WINDOW == 0; /* a window begins */
-    int next_opens = round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0;
+    /* The window to plan and announce in this round: this round's (test
+     * hook: the receiver may well be waiting for it already), or, one round
+     * ahead, the next round's, so the receiver has it by its MPI_Start. */
+    int announce_now = opens && a->lead == 0;
+    int announce_next = a->lead && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0;
     /* Feedback is read only before a window is planned: an MPI_Test of the
      * posted receive runs MPI's progress engine, which every round of 1 KiB
      * felt; the reports wait in MPI's queue meanwhile (HISTORY > a window). */
-    int rc = (opens && a->lead == 0) || (next_opens && a->lead) ? drain_feedback(a) : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && opens && a->lead == 0)
-        rc = announce(req, round); /* test hook: the receiver may well be waiting for it already */
+    int rc = announce_now || announce_next ? drain_feedback(a) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && announce_now)
+        rc = announce(req, round);
     if (opens)
         memcpy(a->window, a->next, sizeof a->window);
     int k = schedule(a->ncand, a->initial, a->window, round);
@@ -331,8 +335,7 @@ void pt_adapt_send_start(pt_request *req)
     a->hist_round[slot] = round;
     a->hist_cand[slot] = k;
     a->first_ns[slot] = a->last_ns[slot] = a->hand_ns[slot] = 0;
-    /* One round ahead, so the receiver has it by the window's MPI_Start. */
-    if (rc == MPI_SUCCESS && a->lead && next_opens)
+    if (rc == MPI_SUCCESS && announce_next)
         rc = announce(req, round + 1);
     if (rc != MPI_SUCCESS) {
         /* Without the control message the receiver cannot follow a change:
