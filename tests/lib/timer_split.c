@@ -1,12 +1,14 @@
 /* When the timer splits a stalled group (2 ranks): with its default delta,
  * only when the early partitions' wire time can pay for the messages a split
  * adds (a run's header, a terminator, the late partitions alone); a group of
- * 1 KiB never, one of 256 KiB always; with a delta set, every group may be
- * split. The sender marks the second half of the partitions, polls MPI_Test
+ * 1 KiB never, one of 256 KiB always, one of 64 KiB in 8 over the fabric
+ * too (over MPI it is a cut into eager pieces, never split); with a delta
+ * set, every group may be split. The sender marks the second half of the partitions, polls MPI_Test
  * for 5 ms (far past any default delta, so a split group is flushed then),
  * reads Partita_Request_runs, then marks the rest; the receiver checks every
  * byte. Both ranks read the built-in LogGP parameters from a file written
  * here, so the answer does not depend on a file `partita loggp` saved. */
+#include <string.h>
 #include <time.h>
 
 #include "partita/partita.h"
@@ -21,7 +23,8 @@ static double now_s(void)
 
 /* Runs the timer sent early for one round of total bytes in parts partitions
  * (rank 0; -1 on rank 1), delta from the info key or the model's (NULL). */
-static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, const char *delta, int tag)
+static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, const char *delta, int tag,
+                         char *why, int why_len)
 {
     MPI_Info info;
     MPI_Request req;
@@ -33,6 +36,7 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
     if (rank == 0) {
         ptest_fill(buf, total, tag);
         OK(MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
+        OK(Partita_Request_why(req, why, why_len));
         OK(MPI_Start(&req));
         for (int p = parts / 2; p < parts; p++)
             OK(MPI_Pready(p, req));
@@ -59,22 +63,45 @@ int main(int argc, char **argv)
     ptm_params params;
     if (ptest_builtin_loggp("timer_split", &params, path, sizeof path))
         return 1;
+    /* the fabric's built-in set too, not a file `partita loggp --transport fabric` saved */
+    char fabric_path[600];
+    snprintf(fabric_path, sizeof fabric_path, "%s.fabric.json", path);
+    ptm_params fabric_params;
+    ptm_params_default_fabric(&fabric_params);
+    char err[256];
+    if (ptm_params_save(fabric_path, &fabric_params, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "timer_split: %s\n", err);
+        return 1;
+    }
+    setenv("PARTITA_LOGGP_FABRIC", fabric_path, 1);
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("timer_split");
+    const char *transport = getenv("PARTITA_TRANSPORT");
+    int fabric = transport && !strcmp(transport, "fabric");
     static unsigned char buf[256 << 10];
     const struct { size_t total; int parts; const char *delta; int splits; } cases[] = {
         { 1024, 64, NULL, 0 },        /* one eager group: a split only adds messages */
         { 4096, 2, NULL, 0 },
         { 1024, 64, "0", 1 },         /* a delta set: split as asked */
         { 256 << 10, 8, NULL, 1 },    /* 128 KiB ready early: worth its messages */
+        { 64 << 10, 8, NULL, -1 },    /* MPI: eager pieces (a cut), never split; the fabric: one write, split */
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
-        int runs = stalled_round(rank, buf, cases[i].total, cases[i].parts, cases[i].delta, 10 + i);
-        if (rank == 0)
-            CHECK(cases[i].splits ? runs >= 1 : runs == 0, "%zu bytes in %d, delta %s: %d runs sent early, expected %s",
-                  cases[i].total, cases[i].parts, cases[i].delta ? cases[i].delta : "default", runs,
-                  cases[i].splits ? "some" : "none");
+        int splits = cases[i].splits >= 0 ? cases[i].splits : fabric;
+        char why[512] = "";
+        int runs = stalled_round(rank, buf, cases[i].total, cases[i].parts, cases[i].delta, 10 + i, why, sizeof why);
+        if (rank != 0)
+            continue;
+        CHECK(splits ? runs >= 1 : runs == 0, "%zu bytes in %d, delta %s: %d runs sent early, expected %s",
+              cases[i].total, cases[i].parts, cases[i].delta ? cases[i].delta : "default", runs,
+              splits ? "some" : "none");
+        /* Partita_Request_why says which, and over which transport */
+        CHECK(strstr(why, splits ? "is split" : "goes whole") &&
+                  strstr(why, fabric ? "; transport fabric" : "; transport mpi"),
+              "%zu bytes in %d, delta %s: why says '%s'", cases[i].total, cases[i].parts,
+              cases[i].delta ? cases[i].delta : "default", why);
     }
     unlink(path);
+    unlink(fabric_path);
     return ptest_finish("timer_split");
 }

@@ -696,6 +696,16 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         PUT("%s: %s, %s at init", policy, words, req->is_send ? "planned" : "as the sender planned");
         if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
             PUT(req->settings.adapt ? " (one candidate layout)" : " (PARTITA_ADAPT=0: the model's layout)");
+        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split)
+            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark",
+                (double)req->u.s.delta_ns / 1e3);
+        else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
+            PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",
+                req->u.s.cut ? "a cut holds no whole partition back"
+                : req->u.s.ntrans >= req->partitions ? "one partition each"
+                                                     : "a split cannot pay at this size");
+        if (req->tp_ops)
+            PUT("; transport %s", req->tp_ops->name);
         return MPI_SUCCESS;
     }
     PUT("%s, round %d: layout #%d (%s) of", policy, pt_request_round(req), cur, words);
