@@ -10,6 +10,7 @@
 #include "partita/config.h"
 #include "partita/partita.h"
 
+#include "abort_output.h"
 #include "partitioned_decls.h" /* the calls on an MPI older than MPI-4; LIST_CONST */
 
 static int after_init(int rc)
@@ -19,6 +20,7 @@ static int after_init(int rc)
     rc = Partita_Init_hook();
     if (rc != MPI_SUCCESS) {
         fprintf(stderr, "partita: %s\n", Partita_Init_error());
+        pt_let_launcher_forward_output();
         PMPI_Abort(MPI_COMM_WORLD, 1);
         /* Some MPI libraries return from MPI_Abort (this MPICH with a
          * singleton or a launcher that does not kill): the program must not

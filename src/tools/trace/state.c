@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "interpose/abort_output.h"
 #include "trace.h"
 
 int ptr_active;
@@ -32,9 +33,10 @@ void ptr_after_init(void)
     if (ptr_events_setup(getenv("PARTITA_TRACE_EVENTS"), err, sizeof err) != 0 || ptr_registry_setup() != 0) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0)
+        if (rank == 0) {
             fprintf(stderr, "partita-trace: error: %s\n", err);
-        else
+            pt_let_launcher_forward_output();
+        } else
             sleep(2); /* let rank 0 print first: another rank's abort can kill it before it writes */
         PMPI_Abort(MPI_COMM_WORLD, 1);
         exit(1); /* an abort that returns must not let the program run untraced */
