@@ -18,13 +18,12 @@ PARTITA_BUILD="$root/$BUILD_DIR" "$VENV/bin/python" -m pytest -q -rs tests/pytho
 if [ -f tests/peer/run.sh ]; then
   echo "== peer conformance suites"
   bash tests/peer/run.sh --from-make-test || status=1
-  # The same suites over the fabric transport, with both providers: every
-  # policy but adaptive, which the fabric refuses by design (one transport
-  # state per candidate layout: docs/library.md). About 7 minutes.
+  # The same suites over the fabric transport, with both providers and every
+  # policy of the quick level but native. About 8 minutes.
   if grep -q '"fabric_transport": true' "$BUILD_DIR/partita-build.json" 2>/dev/null; then
     for provider in shm tcp; do
       echo "== peer conformance suites over the fabric transport ($provider)"
-      bash tests/peer/run.sh --from-make-test --policies none,bulk,static,model,timer,fixed2,cut \
+      bash tests/peer/run.sh --from-make-test --policies none,bulk,static,model,timer,fixed2,cut,adaptive \
         --env PARTITA_TRANSPORT=fabric --env PARTITA_FABRIC_PROVIDER=$provider || status=1
     done
   else

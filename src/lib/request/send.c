@@ -24,18 +24,9 @@ int pt_send_init(pt_request *req)
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!req->hs_buf)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
-    /* The transport first: the planner uses its costs (auto resolves here).
-     * The adaptive policy keeps a transport state per candidate layout, which
-     * only the MPI transport supports so far: auto then means mpi, and an
-     * explicit fabric is refused rather than ignored. */
+    /* The transport first: the planner uses its costs (auto resolves here). */
     char why[256] = "";
     int adaptive = req->settings.policy == PT_POLICY_ADAPTIVE;
-    if (adaptive && req->settings.transport == PT_TRANSPORT_FABRIC)
-        return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init",
-                       "PARTITA_TRANSPORT=fabric cannot carry PARTITA_POLICY=adaptive (it runs over the mpi "
-                       "transport only); use another policy or PARTITA_TRANSPORT=mpi|auto");
-    if (adaptive && req->settings.transport == PT_TRANSPORT_AUTO)
-        req->settings.transport = PT_TRANSPORT_MPI;
     if (!(req->tp_ops = pt_transport_choose(&req->settings, req->peer_world, why, sizeof why)))
         return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "%s", why);
     req->settings.transport = strcmp(req->tp_ops->name, "fabric") ? PT_TRANSPORT_MPI : PT_TRANSPORT_FABRIC;

@@ -15,9 +15,9 @@
 static pt_fab_recv *state(const pt_request *req) { return req->tp; }
 
 /* The round's deferred error (reported when it completes), with a reason. */
-static void fail(pt_request *req, const char *fmt, const char *detail)
+static void fail(pt_fab_recv *t, const char *fmt, const char *detail)
 {
-    pt_fab_recv *t = state(req);
+    pt_request *req = t->req;
     t->failed = 1;
     snprintf(t->why, sizeof t->why, fmt, detail);
     req->u.r.error = PT_E_TRANSPORT;
@@ -32,9 +32,8 @@ static void reply_done(pt_fab_ctx *ctx, pt_fab_op *op, int error)
 }
 
 /* t->lock held: post the fabric reply once (retried after -FI_EAGAIN). */
-static void post_reply(pt_request *req)
+static void post_reply(pt_fab_recv *t)
 {
-    pt_fab_recv *t = state(req);
     if (!t->reply_due)
         return;
     int injected = sizeof t->reply <= pt_fab_inject_size(t->ctx);
@@ -46,16 +45,15 @@ static void post_reply(pt_request *req)
         return;
     t->reply_due = 0;
     if (rc)
-        fail(req, "fabric transport: sending the reply to the sender failed: %s", pt_fab_strerror(rc));
+        fail(t, "fabric transport: sending the reply to the sender failed: %s", pt_fab_strerror(rc));
     else if (injected)
         atomic_store_explicit(&t->reply_done, 1, memory_order_release);
 }
 
 /* The reply: over the fabric when all is well, else over MPI with the reason
  * the sender must report. */
-static void reply(pt_request *req, int status)
+static void reply(pt_fab_recv *t, int status)
 {
-    pt_fab_recv *t = state(req);
     t->reply.status = status;
     t->reply.receiver_id = t->id;
     if (status == PT_FAB_ST_OK) {
@@ -63,95 +61,91 @@ static void reply(pt_request *req, int status)
         t->reply_due = 1;
         if (pt_fab_needs_local_mr(t->ctx))
             pt_fab_mr_reg(t->ctx, &t->reply, sizeof t->reply, FI_SEND, &t->reply_mr);
-        post_reply(req);
+        post_reply(t);
         return;
     }
     atomic_store_explicit(&t->reply_done, 1, memory_order_relaxed);
     if (PMPI_Isend(&t->reply, (int)sizeof t->reply, MPI_BYTE, t->peer, t->tag + 1, t->comm, &t->reply_req) !=
         MPI_SUCCESS)
-        fail(req, "fabric transport: MPI_Isend of the refusal to rank %s failed", "the sender");
+        fail(t, "fabric transport: MPI_Isend of the refusal to rank %s failed", "the sender");
 }
 
 /* The hello is in: open the sender's provider, register where the bytes
  * land, learn the sender's address, reply. */
-static void connect(pt_request *req)
+static void connect(pt_fab_recv *t)
 {
-    pt_fab_recv *t = state(req);
-    pt_recv_side *r = &req->u.r;
     const pt_fab_hello *h = &t->hello;
     char err[256] = "";
     if (h->magic != PT_FAB_HELLO_MAGIC || h->ncand < 1 || h->cand[0].namelen > PT_FAB_NAME_MAX ||
         !memchr(h->cand[0].provider, 0, sizeof h->cand[0].provider)) {
-        fail(req, "fabric transport: malformed hello from the sender%s", "");
-        reply(req, PT_FAB_ST_ADDRESS);
+        fail(t, "fabric transport: malformed hello from the sender%s", "");
+        reply(t, PT_FAB_ST_ADDRESS);
         return;
     }
     const char *provider = h->cand[0].provider;
     if (!strcmp(provider, "shm") && h->host != pt_fab_host_hash()) {
-        fail(req, "fabric transport: the sender asks for provider shm from another host%s", "");
-        reply(req, PT_FAB_ST_NO_PROVIDER);
+        fail(t, "fabric transport: the sender asks for provider shm from another host%s", "");
+        reply(t, PT_FAB_ST_NO_PROVIDER);
         return;
     }
     if (pt_fab_open(provider, &t->ctx, err, sizeof err)) {
-        fail(req, "fabric transport: %s", err);
-        reply(req, PT_FAB_ST_NO_PROVIDER);
+        fail(t, "fabric transport: %s", err);
+        reply(t, PT_FAB_ST_NO_PROVIDER);
         return;
     }
-    int rc = r->sent_bytes ? pt_fab_mr_reg(t->ctx, r->dest, r->sent_bytes, FI_REMOTE_WRITE, &t->mr) : 0;
+    int rc = t->bytes ? pt_fab_mr_reg(t->ctx, t->dest, t->bytes, FI_REMOTE_WRITE, &t->mr) : 0;
     if (rc) {
-        fail(req, "fabric transport: registering the receive buffer failed: %s", pt_fab_strerror(rc));
-        reply(req, PT_FAB_ST_REGISTER);
+        fail(t, "fabric transport: registering the receive buffer failed: %s", pt_fab_strerror(rc));
+        reply(t, PT_FAB_ST_REGISTER);
         return;
     }
     pt_fab_lock(t->ctx);
     rc = pt_fab_peer(t->ctx, h->cand[0].name, h->cand[0].namelen, &t->src);
     pt_fab_unlock(t->ctx);
     if (rc) {
-        fail(req, "fabric transport: fi_av_insert of the sender's address failed: %s", pt_fab_strerror(rc));
-        reply(req, PT_FAB_ST_ADDRESS);
+        fail(t, "fabric transport: fi_av_insert of the sender's address failed: %s", pt_fab_strerror(rc));
+        reply(t, PT_FAB_ST_ADDRESS);
         return;
     }
     t->reply.base = t->mr.base;
     t->reply.key = t->mr.key;
-    t->reply.bytes = r->sent_bytes;
+    t->reply.bytes = t->bytes;
     const void *name;
     t->reply.namelen = (uint32_t)pt_fab_name(t->ctx, &name);
     memcpy(t->reply.name, name, t->reply.namelen);
-    reply(req, PT_FAB_ST_OK);
+    reply(t, PT_FAB_ST_OK);
     t->connected = !t->failed;
 }
 
-static void try_connect(pt_request *req)
+static void try_connect(pt_fab_recv *t)
 {
-    pt_fab_recv *t = state(req);
     if (t->connected || t->failed)
         return;
     int flag = 0;
     if (PMPI_Test(&t->hello_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        fail(req, "fabric transport: MPI_Test of the sender's hello failed%s", "");
+        fail(t, "fabric transport: MPI_Test of the sender's hello failed%s", "");
     else if (flag)
-        connect(req);
+        connect(t);
 }
 
 /* t->lock held: the reply if it is still due, then the round's credit, once
  * connected (an empty control message). No MPI call: the fabric's progress
  * thread runs this too. */
-static void grant(pt_request *req)
+static void grant(pt_fab_recv *t)
 {
-    pt_fab_recv *t = state(req);
     if (!t->connected)
         return;
-    post_reply(req);
+    post_reply(t);
     if (!t->credit_due || t->reply_due)
         return;
     pt_fab_lock(t->ctx);
-    int rc = pt_fab_control(t->ctx, t->src, pt_imm(PT_IMM_CREDIT, t->hello.sender_id, (uint64_t)req->u.r.round + 1),
-                            NULL, 0, NULL, NULL);
+    uint64_t round = (uint64_t)t->req->u.r.round + 1; /* the request's round: a layout's state may skip some */
+    int rc = pt_fab_control(t->ctx, t->src, pt_imm(PT_IMM_CREDIT, t->hello.sender_id, round), NULL, 0, NULL, NULL);
     pt_fab_unlock(t->ctx);
     if (rc == 0)
         t->credit_due = 0;
     else if (rc != -FI_EAGAIN)
-        fail(req, "fabric transport: sending the round's credit failed: %s", pt_fab_strerror(rc));
+        fail(t, "fabric transport: sending the round's credit failed: %s", pt_fab_strerror(rc));
 }
 
 int pt_fab_recv_setup(pt_request *req)
@@ -168,6 +162,8 @@ int pt_fab_recv_setup(pt_request *req)
     pthread_mutex_init(&t->lock, NULL);
     t->hello_req = t->reply_req = MPI_REQUEST_NULL;
     t->tag = (int)r->hs[PT_HS_TRANSPORT_ARG];
+    t->dest = r->dest; /* this layout's (adaptive: each candidate has its own plan) */
+    t->bytes = r->sent_bytes;
     t->peer = req->peer_world;
     t->comm = pt_fab_comm();
     t->msgs_cap_round = r->ntrans;
@@ -185,16 +181,16 @@ int pt_fab_recv_setup(pt_request *req)
         return MPI_SUCCESS;
     }
     if (!(t->id = pt_fab_id_new(t))) {
-        fail(req, "fabric transport: more than %s requests at once", "2^20");
+        fail(t, "fabric transport: more than %s requests at once", "2^20");
         return MPI_SUCCESS;
     }
     if (PMPI_Irecv(&t->hello, (int)sizeof t->hello, MPI_BYTE, t->peer, t->tag, t->comm, &t->hello_req) !=
         MPI_SUCCESS) {
-        fail(req, "fabric transport: MPI_Irecv of the sender's hello failed%s", "");
+        fail(t, "fabric transport: MPI_Irecv of the sender's hello failed%s", "");
         return MPI_SUCCESS;
     }
     pthread_mutex_lock(&t->lock);
-    try_connect(req);
+    try_connect(t);
     pthread_mutex_unlock(&t->lock);
     pt_fab_register(t);
     return MPI_SUCCESS;
@@ -208,8 +204,8 @@ int pt_fab_recv_start(pt_request *req)
     atomic_store_explicit(&t->nruns, 0, memory_order_relaxed);
     pthread_mutex_lock(&t->lock);
     t->credit_due = 1;
-    try_connect(req);
-    grant(req);
+    try_connect(t);
+    grant(t);
     pthread_mutex_unlock(&t->lock);
     return MPI_SUCCESS;
 }
@@ -220,14 +216,14 @@ int pt_fab_recv_progress(pt_request *req, int lo, int hi)
     pt_fab_recv *t = state(req);
     pt_recv_side *r = &req->u.r;
     pthread_mutex_lock(&t->lock);
-    try_connect(req);
+    try_connect(t);
     int connected = t->connected;
     pthread_mutex_unlock(&t->lock);
     if (!connected)
         return MPI_SUCCESS;
     pt_fab_poll(t->ctx, 64, 0);
     pthread_mutex_lock(&t->lock);
-    grant(req);
+    grant(t);
     if (t->reply_req != MPI_REQUEST_NULL) {
         int flag = 0;
         PMPI_Test(&t->reply_req, &flag, MPI_STATUS_IGNORE);
@@ -253,8 +249,8 @@ void pt_fab_recv_help(pt_fab_recv *t, int with_mpi)
     if (pthread_mutex_trylock(&t->lock))
         return;
     if (with_mpi)
-        try_connect(t->req);
-    grant(t->req);
+        try_connect(t);
+    grant(t);
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -94,11 +94,11 @@ static void take_refusal(pt_request *req)
     }
 }
 
-/* qlock held: the receiver's reply, if it came over the fabric (no MPI call:
- * the fabric's progress thread runs this too). */
-static void take_reply(pt_request *req)
+/* s's qlock held: the receiver's reply, if it came over the fabric (no MPI
+ * call: the fabric's progress thread runs this too). */
+static void take_reply(pt_fab_send *s)
 {
-    pt_fab_send *s = state(req);
+    const pt_request *req = s->req;
     if (s->connected || s->status || s->why[0] || !atomic_load_explicit(&s->reply_in, memory_order_acquire))
         return;
     size_t bytes = (size_t)req->partitions * req->part_bytes;
@@ -131,11 +131,12 @@ static int drain(pt_fab_send *s)
     return 0;
 }
 
-/* qlock held: everything progress can do for this request without MPI. */
-static int advance(pt_request *req)
+/* s's qlock held: everything progress can do for this state without MPI.
+ * (Under the adaptive policy a request has one state per candidate layout:
+ * always the one whose lock is held, not necessarily the request's current.) */
+static int advance(pt_fab_send *s)
 {
-    pt_fab_send *s = state(req);
-    take_reply(req);
+    take_reply(s);
     int rc = drain(s); /* what another poll's credit already let go: no completion queue read first */
     if (rc == 0) {
         pt_fab_poll(s->ctx, 64, 0);
@@ -175,7 +176,7 @@ static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uin
         rc = -FI_EOVERFLOW; /* more than a round holds: a bug above the seam */
     } else {
         s->queue[s->qtail++] = (pt_fab_pending){offset, len, kind, low};
-        rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(req) : 0;
+        rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(s) : 0;
     }
     pthread_mutex_unlock(&s->qlock);
     if (rc)
@@ -216,7 +217,7 @@ void pt_fab_send_help(pt_fab_send *s)
 {
     if (pthread_mutex_trylock(&s->qlock))
         return; /* its own progress is at it */
-    int rc = advance(s->req);
+    int rc = advance(s);
     pthread_mutex_unlock(&s->qlock);
     if (rc)
         fail_write(s, rc);
@@ -232,7 +233,9 @@ void pt_fab_send_start(pt_request *req)
 {
     pt_fab_send *s = state(req);
     pthread_mutex_lock(&s->qlock);
-    s->round++;
+    /* The request's round, as the receiver's credit counts it: under the
+     * adaptive policy this layout's state is not used in every round. */
+    s->round = req->u.s.round + 1;
     s->qhead = s->qtail = 0;
     atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
     atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
@@ -245,7 +248,7 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     char why[sizeof s->why];
     pthread_mutex_lock(&s->qlock);
     take_refusal(req);
-    int rc = advance(req);
+    int rc = advance(s);
     *done = all_issued && s->qhead == s->qtail &&
             atomic_load_explicit(&s->completed, memory_order_acquire) ==
                 atomic_load_explicit(&s->posted, memory_order_acquire);

@@ -116,6 +116,8 @@ typedef struct pt_fab_recv {
     atomic_int reply_done;    /* ... and has completed (the buffer may go) */
     int connected;            /* hello in, buffer registered, reply sent */
     fi_addr_t src;            /* the sender's endpoint (credits) */
+    char *dest;               /* where this layout's bytes land (registered as mr) */
+    size_t bytes;             /* ... and how many the sender sends */
     pt_fab_mr mr;
     int credit_due;           /* the round's credit is still to be sent */
     int failed;               /* the fabric cannot serve it (why says how) */
