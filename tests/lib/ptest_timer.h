@@ -10,20 +10,41 @@
 #include "partita/model.h"
 #include "ptest.h"
 
-/* Before MPI_Init: write the built-in parameters to path and point the
- * library at it. 0, or 1 after a message naming the test. */
+/* Where ptest_builtin_loggp writes the fabric transport's built-in set. */
+static inline void ptest_fabric_loggp_path(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s.fabric.json", path);
+}
+
+/* Before MPI_Init: write the built-in parameters to path (and the fabric
+ * transport's built-in set next to it) and point the library at them.
+ * 0, or 1 after a message naming the test. */
 static inline int ptest_builtin_loggp(const char *name, ptm_params *params, char *path, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(path, len, "%s/partita-%s-%ld.json", tmp && *tmp ? tmp : "/tmp", name, (long)getpid());
-    char err[256];
+    char err[256], fabric_path[600];
+    ptm_params fabric;
     ptm_params_default(params);
-    if (ptm_params_save(path, params, NULL, err, sizeof err) != 0) {
+    ptm_params_default_fabric(&fabric);
+    ptest_fabric_loggp_path(path, fabric_path, sizeof fabric_path);
+    if (ptm_params_save(path, params, NULL, err, sizeof err) != 0 ||
+        ptm_params_save(fabric_path, &fabric, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", name, err);
         return 1;
     }
     setenv("PARTITA_LOGGP", path, 1);
+    setenv("PARTITA_LOGGP_FABRIC", fabric_path, 1);
     return 0;
+}
+
+/* Remove the files ptest_builtin_loggp wrote. */
+static inline void ptest_builtin_loggp_remove(const char *path)
+{
+    char fabric_path[600];
+    ptest_fabric_loggp_path(path, fabric_path, sizeof fabric_path);
+    unlink(path);
+    unlink(fabric_path);
 }
 
 static inline unsigned char ptest_byte(size_t i, int tag) { return (unsigned char)(i * 7 + (size_t)tag); }

@@ -101,6 +101,6 @@ int main(int argc, char **argv)
          * at least one size must use more groups than the model (4 MiB here). */
         CHECK(split_somewhere > 0, "the timer never used more groups than the model");
     }
-    unlink(path);
+    ptest_builtin_loggp_remove(path);
     return ptest_finish("timer_plan");
 }

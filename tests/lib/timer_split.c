@@ -63,17 +63,6 @@ int main(int argc, char **argv)
     ptm_params params;
     if (ptest_builtin_loggp("timer_split", &params, path, sizeof path))
         return 1;
-    /* the fabric's built-in set too, not a file `partita loggp --transport fabric` saved */
-    char fabric_path[600];
-    snprintf(fabric_path, sizeof fabric_path, "%s.fabric.json", path);
-    ptm_params fabric_params;
-    ptm_params_default_fabric(&fabric_params);
-    char err[256];
-    if (ptm_params_save(fabric_path, &fabric_params, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "timer_split: %s\n", err);
-        return 1;
-    }
-    setenv("PARTITA_LOGGP_FABRIC", fabric_path, 1);
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("timer_split");
     const char *transport = getenv("PARTITA_TRANSPORT");
@@ -101,7 +90,6 @@ int main(int argc, char **argv)
               "%zu bytes in %d, delta %s: why says '%s'", cases[i].total, cases[i].parts,
               cases[i].delta ? cases[i].delta : "default", why);
     }
-    unlink(path);
-    unlink(fabric_path);
+    ptest_builtin_loggp_remove(path);
     return ptest_finish("timer_split");
 }

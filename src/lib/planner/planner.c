@@ -269,8 +269,8 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
  * model's one message and 2.2 us for none (5 launches); with no late partition
  * such a request paid the timer's bookkeeping for nothing (1 KiB in 2, 8, 64
  * partitions, first mark to last arrival: model 0.62/0.80/2.31 us, the timer
- * 0.76/0.92/2.48 before, 0.62/0.63/1.77 after; medians of 5 launches). */
-/* Over the fabric too with the MPI transport's parameters: with the
+ * 0.76/0.92/2.48 before, 0.62/0.63/1.77 after; medians of 5 launches).
+ * Over the fabric too with the MPI transport's parameters: with the
  * fabric's own (a write's fitted overhead is higher) 64 KiB in 64 partitions
  * went whole, and under a laggard took 2x none's time after the last mark
  * where split it took 1.09x (shm, 10 launches of each, side by side; 64 KiB
