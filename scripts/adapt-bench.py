@@ -13,7 +13,13 @@ summarises, per (size, partitions):
   default) and a plain MPI_Isend of the whole buffer, and whether adaptive is
   worse than native, bulk or the plain send in the median over launches;
 - the launch-to-launch spread (max/min of the launch medians) of adaptive and of
-  the single message.
+  the single message;
+- adaptive against bulk and against native in the same launch: the ratio of the
+  two medians per launch, median [min-max] over launches, and whether adaptive
+  was slower in every launch. With 5 launches that is the distribution-free
+  94% interval of the median ratio lying above 1: a difference the launches
+  agree on, where "worse in the median over launches" also counts two
+  equally fast implementations as worse about half the time.
 
 Run it under the machine's benchmark lock, e.g.
   flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
@@ -60,6 +66,11 @@ def run(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+def in_launch_ratios(ad: dict[int, float], ref: dict[int, float]) -> list[float]:
+    """adaptive's median over ref's, launch by launch (launches that ran both)."""
+    return [ad[L] / ref[L] for L in sorted(ad) if L in ref and ref[L] > 0]
+
+
 def spread(v: list[float]) -> float:
     return max(v) / min(v) if min(v) > 0 else float("inf")
 
@@ -70,8 +81,10 @@ def summarise(rows: list[dict]) -> int:
         cases[(r["bytes"], r["partitions"])][r["impl"]][r["launch"]] = r[METRIC[0]]
     within = total = wider = 0
     worse = {"native": 0, "bulk": 0, "single": 0}
-    print("| bytes | P | adaptive | best layout | native | bulk | single | adaptive/best per launch | best layouts |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    every = {"bulk": 0, "native": 0}  # slower in every launch, in-launch ratio (columns in this order)
+    print("| bytes | P | adaptive | best layout | native | bulk | single | adaptive/best per launch | best layouts "
+          "| adaptive/bulk in launch | adaptive/native in launch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
     for (size, parts), impls in sorted(cases.items()):
         launches = sorted(impls["adaptive"])
@@ -90,17 +103,26 @@ def summarise(rows: list[dict]) -> int:
             if ref in impls and statistics.median(ad) > statistics.median(impls[ref].values()):
                 flags.append(f"worse than {ref}")
                 worse[ref] += 1
+        in_launch = []
+        for ref in every:
+            r = in_launch_ratios(impls["adaptive"], impls.get(ref, {}))
+            in_launch.append(f"{statistics.median(r):.3f} [{min(r):.3f}-{max(r):.3f}]" if r else "-")
+            if r and min(r) > 1:
+                every[ref] += 1
+                flags.append(f"slower than {ref} in every launch")
         if "single" in impls and spread(ad) > spread(list(impls["single"].values())):
             wider += 1
             flags.append(f"spread {spread(ad):.2f} > single's {spread(list(impls['single'].values())):.2f}")
         row = [str(size), str(parts), fmt(ad), fmt(best),
                *(fmt(list(impls[ref].values())) if ref in impls else "-" for ref in ("native", "bulk", "single")),
-               " ".join(f"{x:.2f}" for x in ratios), ",".join(sorted(set(names)))]
+               " ".join(f"{x:.2f}" for x in ratios), ",".join(sorted(set(names))), *in_launch]
         print("| " + " | ".join(row) + " |" + (" " + "; ".join(flags) if flags else ""))
     print(f"\nadaptive within {100 * (WITHIN - 1):.0f}% of the launch's best layout: {within}/{total} "
           f"({100 * within / max(total, 1):.0f}%); cases worse in the median over launches than native: "
           f"{worse['native']}/{len(cases)}, than bulk: {worse['bulk']}/{len(cases)}, than a plain send: "
           f"{worse['single']}/{len(cases)}; launch spread wider than the plain send's: {wider}/{len(cases)}")
+    print(f"slower in every launch (in-launch ratio of medians above 1 each time) than bulk: "
+          f"{every['bulk']}/{len(cases)}, than native: {every['native']}/{len(cases)}")
     return 0
 
 

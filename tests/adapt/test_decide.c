@@ -17,13 +17,15 @@ typedef double (*cost_fn)(int round, int cand, void *arg);
 static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost, void *arg, int *used)
 {
     int E = pta_initial_rounds(ncand), window[PTA_WINDOW], next[PTA_WINDOW];
+    char measured[1000];
     pta_init(st, ncand);
     for (int r = 0; r < rounds; r++) {
-        if (r >= lag)
+        if (r >= lag && measured[r - lag]) /* only measured rounds report, as in the library */
             pta_add_sample(st, used[r - lag], cost(r - lag, used[r - lag], arg));
         if (r >= E && (r - E) % PTA_WINDOW == 0)
             memcpy(window, next, sizeof window);
         used[r] = r < E ? pta_initial_candidate(ncand, r) : window[(r - E) % PTA_WINDOW];
+        measured[r] = (char)pta_measured_round(E, window, r);
         if (r + 1 >= E && (r + 1 - E) % PTA_WINDOW == 0) /* the next round begins a window: announce it now */
             pta_plan_window(st, next);
     }
@@ -129,6 +131,35 @@ static void test_small_differences_are_ties(void)
     CHECK(st.current == 1);
 }
 
+/* The preferred candidate (the library's plain message) wins a tie over the
+ * lower index, but not a clear difference; out of range it is ignored. */
+static void test_ties_go_to_preferred(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    pta_init(&st, 3);
+    pta_prefer(&st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(&st, 0, 10.0);
+        pta_add_sample(&st, 1, 10.1);
+        pta_add_sample(&st, 2, 10.5); /* within the tie tolerance of 10 */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 2);
+    pta_init(&st, 3);
+    pta_prefer(&st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(&st, 0, 12.0);
+        pta_add_sample(&st, 1, 10.0);
+        pta_add_sample(&st, 2, 14.0); /* 40% slower: not a tie */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 1);
+    pta_init(&st, 2);
+    pta_prefer(&st, 5);
+    CHECK(st.prefer == 0);
+}
+
 /* Two candidates measured 10 and 20 us: the first is chosen. */
 static void choose_first_of_two(pta_state *st, int *w)
 {
@@ -200,11 +231,20 @@ static void test_measured_rounds(void)
         uniform[i] = 2, mixed[i] = i == PTA_WINDOW / 2; /* a probe */
     for (int r = 0; r < 12; r++)
         CHECK(pta_measured_round(12, uniform, r)); /* the initial exploration: all */
-    for (int r = 12; r < 12 + 4 * PTA_MEASURE_EVERY; r++) {
+    int probe = 0, exploring[PTA_WINDOW], e = 0;
+    for (int i = 0; i < PTA_WINDOW; i++)
+        exploring[i] = i % 3;
+    for (int r = 12; r < 12 + 2 * PTA_WINDOW; r++) {
+        int pos = (r - 12) % PTA_WINDOW;
         n += pta_measured_round(12, uniform, r);
-        CHECK(pta_measured_round(12, mixed, r));
+        CHECK(pta_measured_round(12, uniform, r) == (pos == PTA_WINDOW - 1)); /* the announcing round */
+        probe += pta_measured_round(12, mixed, r);
+        CHECK(pta_measured_round(12, mixed, r) == (pos == PTA_WINDOW - 1 || pos == PTA_WINDOW / 2));
+        e += pta_measured_round(12, exploring, r);
     }
-    CHECK(n == 4); /* a settled window: every PTA_MEASURE_EVERY-th round */
+    CHECK(n == 2);                 /* a settled window: one round in each */
+    CHECK(probe == 4);             /* with a probe: the probe too */
+    CHECK(e == 2 * PTA_WINDOW);    /* exploring: every round */
 }
 
 static void test_unmeasured_falls_back(void)
@@ -258,6 +298,7 @@ int main(void)
     test_converges_to_cheapest();
     test_ties_go_to_model_preference();
     test_small_differences_are_ties();
+    test_ties_go_to_preferred();
     test_hysteresis();
     test_replans_on_drift();
     test_replans_on_spread_change();

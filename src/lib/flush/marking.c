@@ -136,29 +136,27 @@ void pt_flush_destroy(pt_request *req)
     free((void *)s->part);
 }
 
-/* Adaptive policy (request/adaptive.h): stamp the round's first and last
- * hand-over; returns the stamp, to time the hand-over (0: not timed), and
- * in *first whether it is the first. Only the calls that hand a message
- * over pay for it, not every MPI_Pready. */
-static int64_t adapt_stamp_before(pt_send_side *s, int *first)
+/* Adaptive policy (request/adaptive.h), in a measured round: stamp the
+ * round's first and last hand-over, and time each one before the last: what
+ * the earlier messages cost the marking thread(s) (a layout of one message
+ * has none). Returns the stamp (0: nothing to time after the call) and in
+ * *last whether this is the round's last hand-over. */
+static int64_t adapt_stamp_before(pt_send_side *s, int *last)
 {
     int done = atomic_load_explicit(&s->groups_done, memory_order_relaxed);
-    if (done != 0 && done != s->ntrans - 1)
-        return 0;
     int64_t now = pt_now_ns();
-    if (done == s->ntrans - 1)
+    *last = done == s->ntrans - 1;
+    if (*last)
         atomic_store_explicit(&s->adapt_last_ns, now, memory_order_relaxed);
     if (done == 0)
         atomic_store_explicit(&s->adapt_first_ns, now, memory_order_relaxed);
-    *first = done == 0;
-    return s->ntrans > 1 ? now : 0; /* one message: nothing to charge for the earlier ones */
+    return *last ? 0 : now;
 }
 
-/* How long the timed hand-over took (adapt_stamp_before). */
-static void adapt_stamp_after(pt_send_side *s, int64_t began, int first)
+/* A hand-over before the round's last took from `began` until now. */
+static void adapt_stamp_after(pt_send_side *s, int64_t began)
 {
-    atomic_store_explicit(first ? &s->adapt_first_cost_ns : &s->adapt_last_cost_ns, pt_now_ns() - began,
-                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->adapt_before_cost_ns, pt_now_ns() - began, memory_order_relaxed);
 }
 
 /* The last contributor of group g hands it over. Returns the internal call's
@@ -168,8 +166,8 @@ static int issue_group(pt_request *req, int g)
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
     int expected = PT_GROUP_OPEN;
-    int first = 0;
-    int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &first) : 0;
+    int last = 0;
+    int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last) : 0;
     if (!s->split)
         rc = req->tp_ops->send_message(req, g);
     else if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE)) {
@@ -182,7 +180,7 @@ static int issue_group(pt_request *req, int g)
         rc = pt_timer_finish_group(req, g); /* the timer already sent part of it */
     }
     if (handing)
-        adapt_stamp_after(s, handing, first);
+        adapt_stamp_after(s, handing);
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
     atomic_fetch_add_explicit(&s->groups_done, 1, memory_order_acq_rel);
     return rc;

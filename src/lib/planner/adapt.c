@@ -8,7 +8,8 @@
 #include <string.h>
 
 #define MIN_SAMPLES 3          /* per candidate before a choice */
-#define TIE 0.08               /* quartiles this close count as equal: the lower index (the model's preference) wins */
+#define TIE 0.08               /* quartiles this close count as equal: the preferred candidate, else the lower
+                                * index (the model's preference), wins */
 #define TIE_FLOOR_US 0.25      /* ... or this close in microseconds: at 4-8 KiB the layouts' rounds differ by less
                                 * than their noise, and choosing on it put adaptive at 0.75-0.91 of the launch's
                                 * best in 32 of 100 (case, launch) pairs (side by side, 5 launches) */
@@ -16,6 +17,8 @@
 #define DRIFT 0.50             /* the chosen one this much slower than when chosen, at two checks in a row:
                                 * explore again (a busy machine slows every layout for a while) */
 #define DRIFT_FLOOR_US 0.5     /* ... and by at least this much */
+#define DRIFT_SAMPLES 4        /* the chosen one's latest samples a drift check looks at (one per settled
+                                * window: the last 32 rounds) */
 #define SPREAD_FACTOR 2.0      /* the ready spread changed by this factor: explore again */
 #define SPREAD_FLOOR_US 5.0    /* ... and by at least this much */
 #define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows */
@@ -31,18 +34,27 @@ void pta_init(pta_state *st, int ncand)
     snprintf(st->why, sizeof st->why, st->exploring ? "exploring %d layouts" : "one layout", st->ncand);
 }
 
+void pta_prefer(pta_state *st, int cand)
+{
+    if (cand >= 0 && cand < st->ncand)
+        st->prefer = cand;
+}
+
 int pta_initial_rounds(int ncand) { return ncand > 1 ? ncand * PTA_EXPLORE_PASSES : 0; }
 
 int pta_initial_candidate(int ncand, int round) { return ncand > 1 ? round % ncand : 0; }
 
 int pta_measured_round(int initial, const int *window, int r)
 {
-    if (r < initial || r % PTA_MEASURE_EVERY == 0)
+    if (r < initial)
         return 1;
+    int off = 0;
     for (int i = 1; i < PTA_WINDOW; i++)
-        if (window[i] != window[0])
-            return 1; /* exploring or probing */
-    return 0;
+        off += window[i] != window[0];
+    if (off > 1)
+        return 1; /* exploring */
+    int pos = (r - initial) % PTA_WINDOW;
+    return pos == PTA_WINDOW - 1 || window[pos] != window[0]; /* the announcing round, a probe */
 }
 
 static void ring_push(double *ring, int *n, int *next, double v)
@@ -106,8 +118,9 @@ void pta_add_spread(pta_state *st, int cand, double us)
     }
 }
 
-/* The best candidate by median (ties within TIE to the lower index), or
- * `keep` when it is within HYSTERESIS of that (keep < 0: no incumbent). */
+/* The best candidate by median (ties within TIE to the preferred one, else
+ * to the lower index), or `keep` when it is within HYSTERESIS of that
+ * (keep < 0: no incumbent). */
 static int best_candidate(const pta_state *st, int keep)
 {
     double best = INFINITY;
@@ -115,8 +128,9 @@ static int best_candidate(const pta_state *st, int keep)
         best = fmin(best, typical_of(st, c));
     if (!isfinite(best))
         return keep >= 0 ? keep : 0; /* nothing measured: the model's preference */
-    int pick = 0;
-    while (!(typical_of(st, pick) <= best * (1 + TIE) + TIE_FLOOR_US + 1e-9))
+    double tied = best * (1 + TIE) + TIE_FLOOR_US + 1e-9;
+    int pick = typical_of(st, st->prefer) <= tied ? st->prefer : 0;
+    while (!(typical_of(st, pick) <= tied))
         pick++;
     if (keep >= 0 && keep != pick && typical_of(st, keep) <= typical_of(st, pick) * (1 + HYSTERESIS) + TIE_FLOOR_US)
         return keep;
@@ -184,10 +198,9 @@ static void start_exploration(pta_state *st, int *out, const char *reason)
  * a reason in `why`, else 0. */
 static int drifted(pta_state *st, char *why, size_t len)
 {
-    if (st->since_choice >= PTA_WINDOW / 2 && isfinite(st->reference_us)) {
-        int k = st->since_choice < PTA_WINDOW ? st->since_choice : PTA_WINDOW;
-        double now = ring_quantile(st->sample[st->current], st->nsample[st->current], st->next[st->current], k,
-                                   TYPICAL);
+    if (st->since_choice >= DRIFT_SAMPLES && isfinite(st->reference_us)) {
+        double now = ring_quantile(st->sample[st->current], st->nsample[st->current], st->next[st->current],
+                                   DRIFT_SAMPLES, TYPICAL);
         int slow = now > st->reference_us * (1 + DRIFT) && now - st->reference_us > DRIFT_FLOOR_US;
         st->slow_checks = slow ? st->slow_checks + 1 : 0;
         if (st->slow_checks >= 2) {

@@ -7,7 +7,8 @@
  *
  * Candidates are indexed 0..n-1 in the model's order of preference (0: the
  * layout the `model` policy would use); ties in measured time go to the
- * lower index. */
+ * preferred candidate (pta_prefer: the plain message) when it is among
+ * them, else to the lower index. */
 #ifndef PARTITA_PLANNER_ADAPT_H
 #define PARTITA_PLANNER_ADAPT_H
 
@@ -24,6 +25,7 @@ typedef struct pta_state {
     int exploring;          /* trying every candidate; else exploiting `current` */
     int explore_windows;    /* windows planned since this exploration began */
     int current;            /* the candidate in use when exploiting */
+    int prefer;             /* wins ties (pta_prefer; 0 unless set) */
     double reference_us;    /* current's median when it was chosen */
     int since_choice;       /* samples of current since it was chosen */
     double spread_ref_us;   /* median spread just after it was chosen (< 0: not yet) */
@@ -38,16 +40,27 @@ typedef struct pta_state {
 
 /* Fresh state for ncand candidates (1..PTA_MAX_CANDIDATES). */
 void pta_init(pta_state *st, int ncand);
+/* Candidate `cand` wins ties in measured time (out of range: ignored). The
+ * library prefers the plain message, one message for the whole buffer: what
+ * MPIPCL and MPICH send, so where the layouts do not measurably differ the
+ * adaptive policy is not worse than them by a noisy choice (1 MiB in 1
+ * partition: the model's 4 pieces kept on a tie took 1.05x one message in 3
+ * of 5 launches). */
+void pta_prefer(pta_state *st, int cand);
 /* The initial exploration both sides derive: its length in rounds, and the
  * candidate of round r (counted from 0) within it. */
 int pta_initial_rounds(int ncand);
 int pta_initial_candidate(int ncand, int round);
 /* Whether round r is measured (both sides stamp it): every round of the
- * initial exploration (r < initial) and of a window that tries more than
- * one candidate, and every PTA_MEASURE_EVERY-th round otherwise. Measuring
- * costs the marking and polling calls a little (at 512 partitions, 6-13%
- * of a 4-16 KiB round), so a settled choice is only sampled. */
-#define PTA_MEASURE_EVERY 4
+ * initial exploration (r < initial) and of an exploring window (more than
+ * one round off its first round's candidate); in a settled window only its
+ * last round, which also carries the announcement of the next window, and
+ * its probe round. Measuring costs the marking and polling calls a little
+ * (at 512 partitions, 6-13% of a 4-16 KiB round) and the receiver a report:
+ * sampling every 4th round and every round of a probe's window kept
+ * adaptive 2-8% behind the same single message under `bulk` at 4 KiB in
+ * every launch; a settled window now has one round in 8 that does more
+ * than its layout's work. */
 int pta_measured_round(int initial, const int *window, int r);
 /* A measured round: candidate cand took us after its last MPI_Pready. */
 void pta_add_sample(pta_state *st, int cand, double us);

@@ -98,12 +98,12 @@ typedef struct pt_send_side {
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
     int round;                  /* Start count - 1 */
-    /* adaptive policy (request/adaptive.h): the round's first and last
-     * hand-over of a message and how long each took, stamped by the flush
-     * layer */
+    /* adaptive policy (request/adaptive.h): when the round's first and last
+     * hand-over of a message began, and how long the hand-overs before the
+     * last took together, stamped by the flush layer */
     struct pt_adapt_send *adapt;
     int adapt_measure;          /* this round is measured (planner/adapt.h: pta_measured_round) */
-    _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_first_cost_ns, adapt_last_cost_ns;
+    _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_before_cost_ns;
 } pt_send_side;
 
 typedef struct pt_recv_side {
