@@ -309,10 +309,8 @@ void pt_adapt_send_start(pt_request *req)
     int round = s->round;
     if (a->failed) /* the receiver follows the announced windows: so must we */
         return;
-    keep_stamps(s, a);
-    atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
+    if (s->adapt_measure)
+        keep_stamps(s, a); /* the round that just ended was measured */
     int opens = round >= a->initial && (round - a->initial) % PTA_WINDOW == 0; /* a window begins */
     /* The window to plan and announce in this round: this round's (test
      * hook: the receiver may well be waiting for it already), or, one round
@@ -330,12 +328,20 @@ void pt_adapt_send_start(pt_request *req)
     int k = schedule(a->ncand, a->initial, a->window, round);
     if (k != a->cur)
         send_switch(req, k);
+    /* Only a measured round has stamps to clear and a history slot: the
+     * others leave every line of the history alone (at 1-4 KiB a round is
+     * under a microsecond). */
     s->adapt_measure = pta_measured_round(a->initial, a->window, round);
-    a->fb_due += s->adapt_measure;
-    int slot = round % HISTORY;
-    a->hist_round[slot] = round;
-    a->hist_cand[slot] = k;
-    a->first_ns[slot] = a->last_ns[slot] = a->before_ns[slot] = 0;
+    if (s->adapt_measure) {
+        a->fb_due++;
+        atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
+        int slot = round % HISTORY;
+        a->hist_round[slot] = round;
+        a->hist_cand[slot] = k;
+        a->first_ns[slot] = a->last_ns[slot] = a->before_ns[slot] = 0;
+    }
     if (rc == MPI_SUCCESS && announce_next)
         rc = announce(req, round + 1);
     if (rc != MPI_SUCCESS) {
