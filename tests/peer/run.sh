@@ -19,8 +19,9 @@
 #                     NAME:KEY=VALUE,... (quote it)
 #   --env K=V         also set K=V for every policy run with the interposer, e.g.
 #                     --env PARTITA_TRANSPORT=fabric --env PARTITA_FABRIC_PROVIDER=tcp
+#   --jobs N          run N policies at a time (default 1, or PEER_JOBS)
 # Environment: VENV, BUILD_DIR (as the Makefile), MPICC (a system MPI instead of the wheel),
-# PEER_WORK (default peer-tests-work), PEER_MPIS, PEER_POLICIES, PEER_LEVEL, PEER_MPIEXEC (the
+# PEER_WORK (default peer-tests-work), PEER_MPIS, PEER_POLICIES, PEER_LEVEL, PEER_JOBS, PEER_MPIEXEC (the
 # launcher instead of the mpiexec next to the compiler wrapper, e.g. scripts/cluster-mpiexec.sh).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +35,7 @@ from_make_test=0
 level=${PEER_LEVEL:-}
 mpis=${PEER_MPIS:-}
 policies=${PEER_POLICIES:-}
+jobs=${PEER_JOBS:-1}
 extra_env=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,7 +44,8 @@ while [ $# -gt 0 ]; do
     --mpi) mpis=${2:?--mpi needs a list}; shift ;;
     --policies) policies=${2:?--policies needs a list}; shift ;;
     --env) extra_env+=(--env "${2:?--env needs K=V}"); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --jobs) jobs=${2:?--jobs needs a number}; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -55,6 +58,7 @@ else
   level=${level:-full}; mpis=${mpis:-mpich,mpich-abi,openmpi}
 fi
 case "$level" in quick|full) ;; *) echo "run.sh: --level must be quick or full" >&2; exit 2 ;; esac
+case "$jobs" in ''|*[!0-9]*|0) echo "run.sh: --jobs must be a whole number of at least 1" >&2; exit 2 ;; esac
 say() { printf '[peer-tests] %s\n' "$*"; }
 started=$SECONDS
 # aborted MPI jobs leave shared-memory segments behind: sweep this run's at exit
@@ -147,7 +151,7 @@ for mpi in "${mpi_list[@]}"; do
     --bindir "$bindir" --mpich-src "$mpich_src" --mpi4py-src "$mpi4py_src" --python "$venv/bin/python" \
     --pythonpath "$pydir" --interposer "$build/lib/libpartita-mpi.so" --policies "$mpi_policies" --level "$mpi_level" \
     --mpi4py-missing "$mpi4py_missing" --results "$results/$mpi.jsonl" --expectations "$here/expectations.txt" \
-    "${extra_env[@]}" || status=1
+    --jobs "$jobs" "${extra_env[@]}" || status=1
 done
 
 # 4. One table over every MPI; its exit status says whether anything failed unexpectedly.

@@ -15,7 +15,9 @@ import argparse
 import json
 import re
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,11 +116,14 @@ class PolicyRun:
     counts: dict = field(default_factory=lambda: defaultdict(int))
     failures: list = field(default_factory=list)
 
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the sink and stdout, shared by --jobs runs
+
     def note(self, suite, name, status, detail, seconds, log):
-        self.sink.write(json.dumps({"mpi": self.args.mpi, "policy": self.policy, "suite": suite, "case": name,
-                                    "status": status, "detail": detail, "seconds": round(seconds, 2),
-                                    "log": str(log)}) + "\n")
-        self.sink.flush()
+        line = json.dumps({"mpi": self.args.mpi, "policy": self.policy, "suite": suite, "case": name,
+                           "status": status, "detail": detail, "seconds": round(seconds, 2), "log": str(log)})
+        with self.lock:
+            self.sink.write(line + "\n")
+            self.sink.flush()
         label = "expected-" + status if status != "pass" and self.expected(suite, name) else status
         self.counts[label] += 1
         if status != "pass":
@@ -155,14 +160,15 @@ class PolicyRun:
 
     def report(self, seconds, skip_reason):
         summary = ", ".join(f"{n} {s}" for s, n in sorted(self.counts.items()))
-        print(f"[peer-tests] {self.args.mpi:9} {self.policy:10} {summary} ({seconds:.0f} s)")
+        lines = [f"[peer-tests] {self.args.mpi:9} {self.policy:10} {summary} ({seconds:.0f} s)"]
         if skip_reason:
-            print(f"    not run: {skip_reason}")
+            lines.append(f"    not run: {skip_reason}")
         elif self.failures:
-            print("\n".join(self.failures[:12]))
+            lines += self.failures[:12]
             if len(self.failures) > 12:
-                print(f"    ... {len(self.failures) - 12} more")
-        sys.stdout.flush()
+                lines.append(f"    ... {len(self.failures) - 12} more")
+        with self.lock:
+            print("\n".join(lines), flush=True)
 
 
 def cmd_run(args) -> int:
@@ -175,23 +181,33 @@ def cmd_run(args) -> int:
     mpi4py_nprocs = [2] if quick else [2, 3]
     mpi4py_names = peer_cases.mpi4py_case_names(mpi4py_src)
     expectations = peer_expect.load(Path(args.expectations))
+    lock = threading.Lock()
+    for policy in args.policies.split(","):
+        policy_env(policy)  # an unknown policy stops the run before anything starts
+
+    def run_policy(policy: str, sink: TextIO) -> None:
+        started = time.monotonic()
+        extra = policy_env(policy)
+        if extra is not None:  # --env (e.g. the fabric transport) applies to every interposed policy
+            extra = {**dict(kv.split("=", 1) for kv in args.env), **extra}
+        preload = None if extra is None else str(Path(args.interposer).resolve())
+        env = launcher.environment({"PYTHONPATH": args.pythonpath, **(extra or {})})
+        logdir = results.parent / "logs" / args.mpi / re.sub(r"[^A-Za-z0-9=._-]+", "_", policy)
+        skip_reason = preload and probe_preload(launcher, bindir / "probe-interposer", preload, env,
+                                                logdir / "probe-interposer.log")
+        step = PolicyRun(args, launcher, expectations, sink, policy, lock=lock)
+        for case in mpich_cases:
+            step.mpich_case(case, env, preload, logdir, skip_reason)
+        for nprocs in mpi4py_nprocs:
+            step.mpi4py_module(nprocs, mpi4py_names, env, preload, logdir, skip_reason)
+        step.report(time.monotonic() - started, skip_reason)
+
     with results.open("a", encoding="utf-8") as sink:
-        for policy in args.policies.split(","):
-            started = time.monotonic()
-            extra = policy_env(policy)
-            if extra is not None:  # --env (e.g. the fabric transport) applies to every interposed policy
-                extra = {**dict(kv.split("=", 1) for kv in args.env), **extra}
-            preload = None if extra is None else str(Path(args.interposer).resolve())
-            env = launcher.environment({"PYTHONPATH": args.pythonpath, **(extra or {})})
-            logdir = results.parent / "logs" / args.mpi / re.sub(r"[^A-Za-z0-9=._-]+", "_", policy)
-            skip_reason = preload and probe_preload(launcher, bindir / "probe-interposer", preload, env,
-                                                    logdir / "probe-interposer.log")
-            step = PolicyRun(args, launcher, expectations, sink, policy)
-            for case in mpich_cases:
-                step.mpich_case(case, env, preload, logdir, skip_reason)
-            for nprocs in mpi4py_nprocs:
-                step.mpi4py_module(nprocs, mpi4py_names, env, preload, logdir, skip_reason)
-            step.report(time.monotonic() - started, skip_reason)
+        # --jobs N: N policies at a time, each its own cases in order (every case is a launch of
+        # its own, and much of a launch is waiting for processes to start)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for done in [pool.submit(run_policy, p, sink) for p in args.policies.split(",")]:
+                done.result()
     return 0
 
 
@@ -280,6 +296,8 @@ def main(argv: list[str]) -> int:
         r.add_argument(opt, required=True)
     r.add_argument("--flavour", choices=["mpich", "openmpi"], required=True)
     r.add_argument("--level", choices=["quick", "full"], default="quick")
+    r.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="run N policies at a time (each case is a launch of its own; default 1)")
     r.add_argument("--env", action="append", default=[], metavar="K=V",
                    help="set K=V for every policy that runs with the interposer (e.g. PARTITA_TRANSPORT=fabric)")
     r.add_argument("--mpi4py-missing", default="", metavar="REASON",
@@ -288,6 +306,8 @@ def main(argv: list[str]) -> int:
     s.add_argument("--results-dir", required=True)
     s.add_argument("--expectations", required=True)
     args = parser.parse_args(argv)
+    if args.command == "run" and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     return cmd_run(args) if args.command == "run" else cmd_summary(args)
 
 
