@@ -42,10 +42,9 @@ typedef struct pta_state {
 void pta_init(pta_state *st, int ncand);
 /* Candidate `cand` wins ties in measured time (out of range: ignored). The
  * library prefers the plain message, one message for the whole buffer: what
- * MPIPCL and MPICH send, so where the layouts do not measurably differ the
- * adaptive policy is not worse than them by a noisy choice (1 MiB in 1
- * partition: the model's 4 pieces kept on a tie took 1.05x one message in 3
- * of 5 launches). */
+ * MPIPCL and MPICH send, and what the adaptive policy is compared with, so
+ * where the layouts do not measurably differ it sends the same and is not
+ * worse than them by a noisy choice. */
 void pta_prefer(pta_state *st, int cand);
 /* The initial exploration both sides derive: its length in rounds, and the
  * candidate of round r (counted from 0) within it. */
