@@ -244,11 +244,11 @@ static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
     /* After the last mark, plus what handing the earlier messages over cost
      * the marking thread(s), so a layout of many messages pays for them even
      * though they went before the last mark (partita-p2p's overhead metric
-     * counts from the first mark). Each one timed: estimated as (count - 1)
-     * times the shorter of the first and the last, the middle ones of a cut
-     * (waiting for MPI's eager cells) went uncounted, and 64 KiB in 9 pieces
-     * measured 6.8 us against one message's 7.5 where partita-p2p's t_part
-     * was 8.4 against 7.3. */
+     * counts from the first mark). Each one is timed rather than estimated
+     * as (count - 1) times the shorter of the first and the last, which
+     * assumed a layout's messages alike (the middle ones of a cut may wait
+     * for MPI's eager cells). Side by side the two were about as close to
+     * the benchmark's t_part (docs/library.md, "What a round costs"). */
     double before = (double)a->before_ns[slot];
     double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, a->cand[c].cut)
                          : ((double)(fb[FB_IN_NS] - last) + before) / 1e3;
