@@ -17,7 +17,10 @@ typedef double (*cost_fn)(int round, int cand, void *arg);
 static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost, void *arg, int *used)
 {
     int E = pta_initial_rounds(ncand), window[PTA_WINDOW], next[PTA_WINDOW];
-    char measured[1000];
+    char *measured = malloc((size_t)rounds); /* whether round r reports a sample */
+    CHECK(measured != NULL);
+    if (!measured)
+        return;
     pta_init(st, ncand);
     for (int r = 0; r < rounds; r++) {
         if (r >= lag && measured[r - lag]) /* only measured rounds report, as in the library */
@@ -29,6 +32,7 @@ static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost
         if (r + 1 >= E && (r + 1 - E) % PTA_WINDOW == 0) /* the next round begins a window: announce it now */
             pta_plan_window(st, next);
     }
+    free(measured);
 }
 
 static unsigned noise_state = 12345;
