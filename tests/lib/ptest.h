@@ -95,6 +95,17 @@ static inline int ptest_is_partita(MPI_Request req)
 
 #define CHECK_PARTITA(req) CHECK(ptest_is_partita(req), "request is not partita's: is the interposer loaded?")
 
+/* The pair's partitioned request: rank 0 sends to 1, rank 1 receives from 0. */
+static inline void ptest_pair_request(int rank, void *buf, int parts, int count, MPI_Datatype type, int tag,
+                                      MPI_Info info, MPI_Request *req)
+{
+    if (rank == 0)
+        OK(MPI_Psend_init(buf, parts, count, type, 1, tag, MPI_COMM_WORLD, info, req));
+    else
+        OK(MPI_Precv_init(buf, parts, count, type, 0, tag, MPI_COMM_WORLD, info, req));
+    CHECK_PARTITA(*req);
+}
+
 /* Sleep-free wait for a flag of a Parrived loop: spins on MPI_Parrived only. */
 static inline void ptest_parrived_loop(MPI_Request req, int partition)
 {

@@ -37,11 +37,7 @@ int main(int argc, char **argv)
     MPI_Request req;
     MPI_Status st;
     int flag = 0, go = 0;
-    if (rank == 0)
-        OK(MPI_Psend_init(buf, PARTS, PER, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    else
-        OK(MPI_Precv_init(buf, PARTS, PER, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    CHECK_PARTITA(req);
+    ptest_pair_request(rank, buf, PARTS, PER, MPI_DOUBLE, 0, MPI_INFO_NULL, &req);
 
     /* Inactive: Test, Wait, Request_get_status and Parrived answer at once. */
     OK(MPI_Test(&req, &flag, &st));

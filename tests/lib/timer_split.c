@@ -7,7 +7,13 @@
  * for 5 ms (far past any default delta, so a split group is flushed then),
  * reads Partita_Request_runs, then marks the rest; the receiver checks every
  * byte. Both ranks read the built-in LogGP parameters from a file written
- * here, so the answer does not depend on a file `partita loggp` saved. */
+ * here, so the answer does not depend on a file `partita loggp` saved.
+ * With the argument `thread` (run with PARTITA_PROGRESS_THREAD=1) a group
+ * too small for a split to pay is split all the same, by the progress
+ * thread alone: 1 KiB in 64 partitions, the sender asleep 5 ms (no MPI
+ * call) after marking half of them, 12 rounds; some round must have sent
+ * runs before the rest was marked (the thread looks at least once a
+ * millisecond, and after a split a round's first mark wakes it). */
 #include <string.h>
 #include <time.h>
 
@@ -57,6 +63,49 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
     return runs;
 }
 
+/* The `thread` mode: rounds of 1 KiB in 64 partitions stalled 5 ms by a
+ * sleep; returns the rounds that sent runs early (rank 0). */
+static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
+{
+    const int parts = 64, rounds = 12;
+    const size_t total = 1024;
+    MPI_Info info;
+    MPI_Request req;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "timer");
+    int split_rounds = 0;
+    if (rank == 0) {
+        OK(MPI_Psend_init(buf, parts, (int)(total / parts), MPI_BYTE, 1, 40, MPI_COMM_WORLD, info, &req));
+        OK(Partita_Request_why(req, why, why_len));
+    } else {
+        OK(MPI_Precv_init(buf, parts, (int)(total / parts), MPI_BYTE, 0, 40, MPI_COMM_WORLD, info, &req));
+    }
+    for (int round = 0; round < rounds; round++) {
+        if (rank == 0) {
+            int runs = 0;
+            ptest_fill(buf, total, 40 + round);
+            OK(MPI_Start(&req));
+            for (int p = parts / 2; p < parts; p++)
+                OK(MPI_Pready(p, req));
+            struct timespec stall = { 0, 5000000 };
+            nanosleep(&stall, NULL);
+            OK(Partita_Request_runs(req, &runs));
+            split_rounds += runs > 0;
+            for (int p = 0; p < parts / 2; p++)
+                OK(MPI_Pready(p, req));
+        } else {
+            memset(buf, 0, total);
+            OK(MPI_Start(&req));
+        }
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        if (rank == 1)
+            ptest_check_bytes(buf, total, 40 + round, "timer, split by the progress thread");
+    }
+    OK(MPI_Request_free(&req));
+    MPI_Info_free(&info);
+    return split_rounds;
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -68,6 +117,16 @@ int main(int argc, char **argv)
     const char *transport = getenv("PARTITA_TRANSPORT");
     int fabric = transport && !strcmp(transport, "fabric");
     static unsigned char buf[256 << 10];
+    if (argc > 1 && !strcmp(argv[1], "thread")) {
+        char why[512] = "";
+        int split_rounds = thread_rounds(rank, buf, why, sizeof why);
+        if (rank == 0) {
+            CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep: no round of 12 sent runs early");
+            CHECK(strstr(why, "is split") && strstr(why, "only by the progress thread"), "why says '%s'", why);
+        }
+        ptest_builtin_loggp_remove(path);
+        return ptest_finish("timer_split");
+    }
     const struct { size_t total; int parts; const char *delta; int splits; } cases[] = {
         { 1024, 64, NULL, 0 },        /* one eager group: a split only adds messages */
         { 4096, 2, NULL, 0 },

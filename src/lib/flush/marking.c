@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flush/flush.h"
+#include "flush/serial_atomics.h"
 #include "flush/timer_flush.h"
 #include "flush/timer_registry.h"
 #include "partita/partita.h"
@@ -78,14 +79,23 @@ int pt_flush_init(pt_request *req)
     if (build_chunks(req) != 0)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
     /* The timer only matters when some group holds more than one partition,
-     * and only when splitting it can pay (planner.h); otherwise the request
-     * runs as under model. s->split is set once its state exists (destroy
-     * looks at it). */
+     * and only when splitting it can pay (planner.h) or a progress thread can
+     * split it while the application computes; otherwise the request runs as
+     * under model. A group that small, split only under a laggard, beats
+     * sending it whole after the laggard (1-4 KiB in 8 partitions, half of
+     * them 100 us late: 0.6-0.8 us from the last mark to the last arrival
+     * against 1.2-1.9), but only the progress thread splits it in time, and
+     * waking that thread every round costs more than the message: its rounds
+     * wake it only after a split (timer_flush.c, update_watch). s->split is
+     * set once its state exists (destroy looks at it). */
     int group_parts = (P + N - 1) / N;
+    int pays = pt_plan_timer_splits(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !s->cut &&
-                pt_plan_timer_splits(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
+                (pays || req->settings.background);
     if (!split)
         return MPI_SUCCESS;
+    s->watch_rounds = pays ? PT_TIMER_WATCH_ROUNDS : 0;
+    s->thread_only = !pays;
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {
         pt_timer_free(req);
@@ -170,7 +180,7 @@ static int issue_group(pt_request *req, int g)
     int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last) : 0;
     if (!s->split)
         rc = req->tp_ops->send_message(req, g);
-    else if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_WHOLE)) {
+    else if (pt_compare_exchange(&s->groups[g].state, &expected, PT_GROUP_WHOLE, req->serial)) {
         pt_timer_group_closed(req);
         rc = req->tp_ops->send_message(req, g);
     }
@@ -182,7 +192,7 @@ static int issue_group(pt_request *req, int g)
     if (handing)
         adapt_stamp_after(s, handing);
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
-    atomic_fetch_add_explicit(&s->groups_done, 1, memory_order_acq_rel);
+    pt_fetch_add(&s->groups_done, 1, req->serial);
     return rc;
 }
 
@@ -211,12 +221,7 @@ static inline int group_chunk_done(pt_group *g, int serial)
 {
     if (g->nchunks == 1)
         return 1;
-    if (serial) {
-        int left = atomic_load_explicit(&g->remaining, memory_order_relaxed) - 1;
-        atomic_store_explicit(&g->remaining, left, memory_order_relaxed);
-        return left == 0;
-    }
-    return atomic_fetch_sub_explicit(&g->remaining, 1, memory_order_acq_rel) == 1;
+    return pt_fetch_add(&g->remaining, -1, serial) == 1;
 }
 
 /* The rest of marking a partition that a cut shares between messages: its

@@ -2,6 +2,7 @@
 #include "flush/timer_registry.h"
 
 #include "flush/flush.h"
+#include "flush/serial_atomics.h"
 #include "request/request.h"
 #include "request/request_list.h"
 
@@ -21,18 +22,18 @@ int pt_timers_pending(void) { return atomic_load(&armed) > 0; }
 
 void pt_timer_arm(struct pt_request *req)
 {
-    if (atomic_exchange(&req->u.s.armed, 1) == 0) {
-        atomic_fetch_add(&armed, 1);
+    if (pt_exchange(&req->u.s.armed, 1, req->serial) == 0) {
+        pt_fetch_add(&armed, 1, req->serial);
         void (*wake)(void) = atomic_load(&on_arm);
-        if (wake)
+        if (wake && atomic_load_explicit(&req->u.s.kick, memory_order_relaxed))
             wake();
     }
 }
 
 void pt_timer_disarm(struct pt_request *req)
 {
-    if (atomic_exchange(&req->u.s.armed, 0) == 1)
-        atomic_fetch_sub(&armed, 1);
+    if (pt_exchange(&req->u.s.armed, 0, req->serial) == 1)
+        pt_fetch_add(&armed, -1, req->serial);
 }
 
 void pt_timer_begun(struct pt_request *req)
@@ -50,7 +51,7 @@ void pt_timer_begun(struct pt_request *req)
  * neither can be overdue any more. */
 void pt_timer_group_closed(struct pt_request *req)
 {
-    if (atomic_fetch_sub(&req->u.s.open_groups, 1) == 1)
+    if (pt_fetch_add(&req->u.s.open_groups, -1, req->serial) == 1)
         pt_timer_disarm(req);
 }
 

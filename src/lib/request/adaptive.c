@@ -704,8 +704,11 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
             PUT(req->settings.adapt ? " (one candidate layout)" : " (PARTITA_ADAPT=0: the model's layout)");
         if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split)
-            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark",
-                (double)req->u.s.delta_ns / 1e3);
+            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark%s",
+                (double)req->u.s.delta_ns / 1e3,
+                req->u.s.thread_only ? " (groups this small only by the progress thread, which a round wakes only "
+                                       "after one that split; else it finds a stalled group within 1 ms)"
+                                     : "");
         else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
             PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",
                 req->u.s.cut ? "a cut holds no whole partition back"

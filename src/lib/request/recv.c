@@ -312,13 +312,23 @@ int pt_recv_report_error(pt_request *req, const char *call)
 
 void pt_recv_app_polled(pt_request *req)
 {
-    atomic_store_explicit(&req->u.r.app_polled_ns, pt_now_ns(), memory_order_relaxed);
+    atomic_uint *n = &req->u.r.app_polls;
+    atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-int pt_recv_app_polling(const pt_request *req)
+int pt_recv_app_polling(pt_request *req)
 {
-    int64_t last = atomic_load_explicit(&req->u.r.app_polled_ns, memory_order_relaxed);
-    return pt_now_ns() - last < PT_APP_POLLING_NS;
+    pt_recv_side *r = &req->u.r;
+    unsigned n = atomic_load_explicit(&r->app_polls, memory_order_relaxed);
+    if (n != r->app_polls_seen) {
+        r->app_polls_seen = n;
+        r->app_quiet_ns = 0;
+        return 1;
+    }
+    int64_t now = pt_now_ns();
+    if (!r->app_quiet_ns)
+        r->app_quiet_ns = now;
+    return now - r->app_quiet_ns < PT_APP_POLLING_NS;
 }
 
 void pt_recv_destroy(pt_request *req)

@@ -54,6 +54,9 @@ typedef struct pt_chunk {
  * partitions take minutes. */
 enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2, PT_GROUP_RUNS = 3 };
 #define PT_LATE_MAX 64
+/* Timer: rounds after one that split in which the mark that begins a group
+ * wakes the progress thread (see pt_timer_round_reset). */
+#define PT_TIMER_WATCH_ROUNDS 16
 
 /* Per user partition (sender, timer policy): 0 not ready, 1 ready, 2 sent in a run. */
 enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
@@ -97,6 +100,11 @@ typedef struct pt_send_side {
     unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
+    int watch_rounds;           /* rounds left in which a mark that begins a group wakes the
+                                   progress thread (timer_flush.c: pt_timer_round_reset) */
+    atomic_int kick;            /* this round: watch_rounds > 0 */
+    int thread_only;            /* too small for a split to pay: split only because a progress thread
+                                   runs (pt_flush_init) */
     int round;                  /* Start count - 1 */
     /* adaptive policy (request/adaptive.h): when the round's first and last
      * hand-over of a message began, and how long the hand-overs before the
@@ -120,7 +128,9 @@ typedef struct pt_recv_side {
     int narrived;            /* receiver partitions arrived this round */
     unsigned char *tdone;    /* per transport message, this round: every byte of it is in */
     int ndone;
-    _Atomic int64_t app_polled_ns; /* when the application last made it test MPI (Parrived, Test, Wait) */
+    atomic_uint app_polls;   /* times the application made it test MPI (Parrived, Test, Wait): a hint */
+    unsigned app_polls_seen; /* background progress (under the waiters' list lock): the count it last saw */
+    int64_t app_quiet_ns;    /* and since when it has seen that count unchanged (0: not yet timed) */
     atomic_uint misses;      /* MPI_Parrived misses since MPI was last tested */
     atomic_int last_miss;    /* the partition of the last miss */
     char *staging;           /* non-contiguous receive types: bytes land here first */
@@ -217,13 +227,18 @@ void pt_recv_destroy(pt_request *req);
 void pt_recv_fill_status(const pt_request *req, MPI_Status *status);
 /* Report the round's deferred error (r->error) through the handler, naming call. */
 int pt_recv_report_error(pt_request *req, const char *call);
-/* The application tested MPI for this receive (Parrived, Test, Wait); and
- * whether it did so within PT_APP_POLLING_NS: then background progress
- * (the progress thread) leaves the request alone. A second thread driving
- * MPI next to a polling one only contends with it: on 2 cores, copies of
- * late partitions ran up to 5x slower. */
+/* The application tested MPI for this receive (Parrived, Test, Wait); and,
+ * asked by background progress (the waiters' list), whether it has done so
+ * lately: then background progress (the progress thread) leaves the request
+ * alone. A second thread driving MPI next to a polling one only contends
+ * with it: on 2 cores, copies of late partitions ran up to 5x slower.
+ * "Lately": since background progress last asked, or within
+ * PT_APP_POLLING_NS of its first look that found no new test. The
+ * application's side is a counter, not a clock read: a timer request's
+ * receive is on the waiters' list all round, and two clock reads per
+ * MPI_Parrived that tests MPI cost 1 KiB in 8 partitions about 10%. */
 void pt_recv_app_polled(pt_request *req);
-int pt_recv_app_polling(const pt_request *req);
+int pt_recv_app_polling(pt_request *req);
 #define PT_APP_POLLING_NS 100000
 
 /* recv_plan.c (the receive plan: which receive partitions each message

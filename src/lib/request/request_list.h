@@ -1,6 +1,11 @@
 /* A small process-wide list of requests that every partita call looks at in
  * passing (set-up waiters, timer-policy senders). Polling uses trylock only,
- * so a poll never makes a caller wait for another thread. */
+ * so a poll never makes a caller wait for another thread. In a process whose
+ * MPI calls never overlap (thread level below MPI_THREAD_MULTIPLE: no
+ * progress thread either) a flag replaces the lock: a timer request's
+ * receive is listed all round, so every MPI_Parrived that tests MPI polled
+ * the list, and the lock's two atomic instructions were a good part of what
+ * the timer cost a small message. */
 #ifndef PARTITA_REQUEST_LIST_H
 #define PARTITA_REQUEST_LIST_H
 
@@ -14,9 +19,13 @@ typedef struct pt_request_list {
     pthread_mutex_t lock;
     struct pt_list_entry *head;
     atomic_int count;
+    int polling; /* serial process: a poll is under way (a visit does not poll the list again) */
 } pt_request_list;
 
-#define PT_REQUEST_LIST_INIT { PTHREAD_MUTEX_INITIALIZER, NULL, 0 }
+#define PT_REQUEST_LIST_INIT { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 }
+
+/* MPI calls in this process never overlap (set at init, before any list is used). */
+void pt_lists_serial(int serial);
 
 /* Add req; on allocation failure it is simply not listed (its own calls still progress it). */
 void pt_list_add(pt_request_list *l, struct pt_request *req);

@@ -11,6 +11,7 @@
 #include "request/handle_table.h"
 #include "request/orphans.h"
 #include "request/progress_thread.h"
+#include "request/request_list.h"
 #include "request/settings.h"
 #include "transport/transport.h"
 #include "request/setup_waiters.h"
@@ -58,6 +59,9 @@ int Partita_Init_hook(void)
     if (pt_settings_load_env(init_error, sizeof init_error) != 0)
         return MPI_ERR_OTHER;
     pt_errors_init();
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    pt_lists_serial(level < MPI_THREAD_MULTIPLE);
     int *ub = NULL;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_ub = (flag && ub) ? *ub : 32767;

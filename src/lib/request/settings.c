@@ -144,6 +144,7 @@ int pt_settings_load_env(char *err, size_t errlen)
         snprintf(err, errlen, "PARTITA_PROGRESS_THREAD='%s' is not 0 or 1", thread);
         return -1;
     }
+    s.background = thread && !strcmp(thread, "1");
     global = s;
     return 0;
 }

@@ -34,6 +34,8 @@ typedef struct pt_settings {
     int transport_parts; /* fixed: messages per round; 0: unset */
     int adapt;           /* adaptive: 1 adapt online, 0 plan once like model */
     pt_transport_choice transport;
+    int background;      /* a progress thread runs (PARTITA_PROGRESS_THREAD=1): it can flush a
+                            stalled group while the application computes */
 } pt_settings;
 
 const char *pt_policy_name(pt_policy p);

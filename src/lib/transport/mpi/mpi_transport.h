@@ -63,12 +63,15 @@ typedef struct pt_mpi_recv {
     int64_t run_hdr[PT_RUN_LEN]; /* header of the run being received (or stashed) */
     MPI_Request hdr_req, run_req;
     int hdr_posted, run_posted, have_stash;
+    int hdr_skipped;          /* progress calls since the header receive was last tested */
     unsigned char *sstate;   /* per sender partition, this round: PT_SP_* */
-    MPI_Request *lreq;       /* posted receives of lone late partitions (first nlate used) */
+    MPI_Request *lreq;       /* posted receives of lone late partitions (first nlate used;
+                                MPI_REQUEST_NULL once found complete) */
     int *lpart;              /* the sender partition of each */
     int *lidx;               /* MPI_Testsome's indices */
     int nlate;
-    int late_from;           /* where the next test of lreq starts (recv_runs.c: test_late) */
+    int late_done;           /* those before it have all completed (recv_runs.c: test_late) */
+    int late_from;           /* where the next window test of later ones starts */
 } pt_mpi_recv;
 
 /* The operations (send.c, recv.c). */
