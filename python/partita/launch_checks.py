@@ -35,6 +35,12 @@ ADAPTIVE = "partita:adaptive"
 MODEL_FLOOR = 0.95
 NONE_FLOOR = 0.95            # under a laggard the timer must keep 95% of `none` (issue 22)
 ADAPTIVE_FLOOR = 1 / 1.10    # adaptive within 10% of the launch's best policy
+# Implementations launched in separate processes (partita-p2p runs) are compared only over at
+# least this many launches of both: the MPI library's per-launch modes (2-3x apart at 16-64 KiB)
+# can decide a comparison of one launch each (the quick suite's single launches said "LOSES" at
+# 8-64 KiB for a timer that sends what model sends). Side-by-side runs compare inside one launch.
+MIN_SEPARATE_LAUNCHES = 5
+NOT_JUDGED = "not judged"
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class Check:
     metric: str           # "overhead" (no late partition) or "perceived_bw" (a laggard)
     floor: float          # lowest speed ratio that passes
     what: str             # how the verdict says it, e.g. "timer >= model"
+    min_launches: int = 1  # fewer launches with both sides: the case is not judged
 
 
 BEST = "best"
@@ -77,31 +84,35 @@ class CheckResult:
 
     def status(self, c: CaseResult) -> str:
         """"holds" (every launch at or above the floor), "median holds" (some launches below: a mode
-        flip or noise shows), or "LOSES" (the median over launches below the floor)."""
+        flip or noise shows), "LOSES" (the median over launches below the floor), or "not judged"
+        (fewer launches than the check needs)."""
+        if len(c.ratios) < self.check.min_launches:
+            return NOT_JUDGED
         if c.median < self.check.floor:
             return "LOSES"
         return "holds" if c.passing(self.check.floor) == len(c.ratios) else "median holds"
 
     def failing(self) -> list[CaseResult]:
         """Cases where some launch, or the median, is below the floor."""
-        return [c for c in self.cases if self.status(c) != "holds"]
+        return [c for c in self.cases if self.status(c) in ("LOSES", "median holds")]
 
 
-def checks_for(labels, noisy: bool, metrics: set[str]) -> list[Check]:
-    """The checks a suite run supports: by its noise (a laggard or none) and implementations."""
+def checks_for(labels, noisy: bool, metrics: set[str], min_launches: int = 1) -> list[Check]:
+    """The checks a suite run supports: by its noise (a laggard or none) and implementations;
+    min_launches: what each needs to judge a case."""
     out = []
     quiet = next((m for m in QUIET_METRICS if m in metrics), None)
     laggard = next((m for m in LAGGARD_METRICS if m in metrics), None)
     if not noisy and quiet:
         if TIMER in labels and "partita:model" in labels:
-            out.append(Check(TIMER, "partita:model", quiet, MODEL_FLOOR, "timer >= model"))
+            out.append(Check(TIMER, "partita:model", quiet, MODEL_FLOOR, "timer >= model", min_launches))
         if ADAPTIVE in labels:
-            out.append(Check(ADAPTIVE, BEST, quiet, ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+            out.append(Check(ADAPTIVE, BEST, quiet, ADAPTIVE_FLOOR, "adaptive within 10% of the best", min_launches))
     if noisy and laggard:
         if TIMER in labels and "partita:none" in labels:
-            out.append(Check(TIMER, "partita:none", laggard, NONE_FLOOR, "timer >= 95% of none"))
+            out.append(Check(TIMER, "partita:none", laggard, NONE_FLOOR, "timer >= 95% of none", min_launches))
         if ADAPTIVE in labels:
-            out.append(Check(ADAPTIVE, BEST, laggard, ADAPTIVE_FLOOR, "adaptive within 10% of the best"))
+            out.append(Check(ADAPTIVE, BEST, laggard, ADAPTIVE_FLOOR, "adaptive within 10% of the best", min_launches))
     return out
 
 
@@ -191,12 +202,12 @@ def group_checks(group) -> list[CheckResult]:
     """Every check a report group (report/data.py Group) supports, with at least one compared case."""
     out = []
     if group.benchmark == SIDE_BY_SIDE:
-        launches = side_by_side_launches(group.launches)
+        launches, need = side_by_side_launches(group.launches), 1
     elif group.benchmark == "p2p":
-        launches = group.launches
+        launches, need = group.launches, MIN_SEPARATE_LAUNCHES
     else:
         return out
-    for check in checks_for(launches, group.noisy(), group.metric_names()):
+    for check in checks_for(launches, group.noisy(), group.metric_names(), need):
         r = run_check(check, group.name, launches)
         if r.cases:
             out.append(r)
@@ -223,6 +234,14 @@ def per_size_lines(r: CheckResult) -> list[str]:
     lines = []
     for size in sorted({c.key[0] for c in r.cases}):
         row = [c for c in r.cases if c.key[0] == size]
+        unjudged = [c for c in row if r.status(c) == NOT_JUDGED]
+        row = [c for c in row if c not in unjudged]
+        if not row:
+            lo = min(x for c in unjudged for _, x in c.ratios)
+            hi = max(x for c in unjudged for _, x in c.ratios)
+            lines.append(f"{fmt_bytes(size)}: not judged (too few launches); {short(ck.subject)}/{against} "
+                         f"{lo:.2f}-{hi:.2f} in the ones there are")
+            continue
         loses = [c for c in row if r.status(c) == "LOSES"]
         shaky = [c for c in row if r.status(c) == "median holds"]
         worst = min(row, key=lambda c: c.median)
@@ -233,8 +252,17 @@ def per_size_lines(r: CheckResult) -> list[str]:
         if shaky:
             line += "; some launches below at P=" + ", ".join(
                 f"{c.key[1]} ({len(c.ratios) - c.passing(ck.floor)}/{len(c.ratios)})" for c in shaky)
+        if unjudged:
+            line += "; not judged at P=" + ", ".join(str(c.key[1]) for c in unjudged)
         lines.append(line)
     return lines
+
+
+def launches_words(cases: list[CaseResult]) -> str:
+    """How many launches the unjudged cases had, against how many they need."""
+    most = max(len(c.ratios) for c in cases)
+    return (f"{most} launch{'es' if most != 1 else ''} of each implementation, in separate processes; "
+            f"at least {MIN_SEPARATE_LAUNCHES} are needed")
 
 
 def title(r: CheckResult) -> str:
@@ -247,7 +275,12 @@ def title(r: CheckResult) -> str:
 
 def verdict(r: CheckResult) -> str:
     """One sentence: in how many cases the check holds in every launch, in the median only, or not."""
-    n = len(r.cases)
+    unjudged = [c for c in r.cases if r.status(c) == NOT_JUDGED]
+    if len(unjudged) == len(r.cases):
+        return (f"{r.check.what} (run '{r.run}'): not judged: {launches_words(unjudged)}, since the MPI "
+                f"library's per-launch modes can decide a comparison of fewer (the library suite compares "
+                f"the policies over 5 launches, side by side in one process).")
+    n = len(r.cases) - len(unjudged)
     loses = [c for c in r.cases if r.status(c) == "LOSES"]
     shaky = [c for c in r.cases if r.status(c) == "median holds"]
     s = f"{r.check.what} (run '{r.run}'): holds in every launch in {n - len(loses) - len(shaky)} of {n} cases"
@@ -257,6 +290,8 @@ def verdict(r: CheckResult) -> str:
         worst = min(loses, key=lambda c: c.median)
         s += (f"; LOSES in the median in {len(loses)} (worst {fmt_bytes(worst.key[0])} in {worst.key[1]} "
               f"partitions: {fmt_ratio(worst)})")
+    if unjudged:
+        s += f"; not judged in {len(unjudged)} ({launches_words(unjudged)})"
     return s + "."
 
 
