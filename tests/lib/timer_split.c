@@ -74,12 +74,9 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
     MPI_Info_create(&info);
     MPI_Info_set(info, "partita_policy", "timer");
     int split_rounds = 0;
-    if (rank == 0) {
-        OK(MPI_Psend_init(buf, parts, (int)(total / parts), MPI_BYTE, 1, 40, MPI_COMM_WORLD, info, &req));
+    ptest_pair_request(rank, buf, parts, (int)(total / parts), MPI_BYTE, 40, info, &req);
+    if (rank == 0)
         OK(Partita_Request_why(req, why, why_len));
-    } else {
-        OK(MPI_Precv_init(buf, parts, (int)(total / parts), MPI_BYTE, 0, 40, MPI_COMM_WORLD, info, &req));
-    }
     for (int round = 0; round < rounds; round++) {
         if (rank == 0) {
             int runs = 0;

@@ -94,7 +94,7 @@ int pt_flush_init(pt_request *req)
                 (pays || req->settings.background);
     if (!split)
         return MPI_SUCCESS;
-    s->watch_rounds = pays ? PT_TIMER_WATCH_ROUNDS : 0;
+    atomic_store_explicit(&s->watch_rounds, pays ? PT_TIMER_WATCH_ROUNDS : 0, memory_order_relaxed);
     s->thread_only = !pays;
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {

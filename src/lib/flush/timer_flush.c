@@ -60,11 +60,9 @@ void pt_timer_free(pt_request *req)
  * after are watched again. Caller holds split_lock. */
 static void update_watch(pt_send_side *s)
 {
-    if (s->nruns)
-        s->watch_rounds = PT_TIMER_WATCH_ROUNDS;
-    else if (s->watch_rounds > 0)
-        s->watch_rounds--;
-    atomic_store_explicit(&s->kick, s->watch_rounds > 0, memory_order_relaxed);
+    int left = atomic_load_explicit(&s->watch_rounds, memory_order_relaxed);
+    left = s->nruns ? PT_TIMER_WATCH_ROUNDS : left > 0 ? left - 1 : 0;
+    atomic_store_explicit(&s->watch_rounds, left, memory_order_relaxed);
 }
 
 void pt_timer_round_reset(pt_request *req)

@@ -25,7 +25,7 @@ void pt_timer_arm(struct pt_request *req)
     if (pt_exchange(&req->u.s.armed, 1, req->serial) == 0) {
         pt_fetch_add(&armed, 1, req->serial);
         void (*wake)(void) = atomic_load(&on_arm);
-        if (wake && atomic_load_explicit(&req->u.s.kick, memory_order_relaxed))
+        if (wake && atomic_load_explicit(&req->u.s.watch_rounds, memory_order_relaxed) > 0)
             wake();
     }
 }

@@ -148,10 +148,8 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
     pthread_mutex_init(&req->progress_lock, NULL);
     req->is_send = is_send;
     /* Below MPI_THREAD_MULTIPLE the application serialises its MPI calls, so
-     * MPI_Pready needs no atomic read-modify-write (a progress thread makes the
-     * level MULTIPLE). Unknown level: assume concurrency. */
-    int level = MPI_THREAD_MULTIPLE;
-    req->serial = PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
+     * MPI_Pready needs no atomic read-modify-write. */
+    req->serial = pt_serial_process();
     req->buf = (char *)buf;
     req->partitions = partitions;
     req->count = count;

@@ -100,9 +100,8 @@ typedef struct pt_send_side {
     unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
-    int watch_rounds;           /* rounds left in which a mark that begins a group wakes the
+    atomic_int watch_rounds;    /* rounds left in which a mark that begins a group wakes the
                                    progress thread (timer_flush.c: pt_timer_round_reset) */
-    atomic_int kick;            /* this round: watch_rounds > 0 */
     int thread_only;            /* too small for a split to pay: split only because a progress thread
                                    runs (pt_flush_init) */
     int round;                  /* Start count - 1 */

@@ -22,6 +22,10 @@ static int tag_ub = 32767;
 static char init_error[512];
 
 int pt_initialised(void) { return initialised; }
+
+static int serial_process;
+
+int pt_serial_process(void) { return serial_process; }
 int pt_tag_ub(void) { return tag_ub; }
 const char *pt_init_error(void) { return init_error; }
 const char *Partita_Init_error(void) { return init_error; }
@@ -59,9 +63,9 @@ int Partita_Init_hook(void)
     if (pt_settings_load_env(init_error, sizeof init_error) != 0)
         return MPI_ERR_OTHER;
     pt_errors_init();
-    int level = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&level);
-    pt_lists_serial(level < MPI_THREAD_MULTIPLE);
+    int level = MPI_THREAD_MULTIPLE;
+    serial_process = PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
+    pt_lists_serial(serial_process);
     int *ub = NULL;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_ub = (flag && ub) ? *ub : 32767;

@@ -8,6 +8,10 @@
 #include "request/clock.h"
 
 int pt_initialised(void);
+/* MPI calls in this process never overlap: the thread level at init is below
+ * MPI_THREAD_MULTIPLE (a progress thread makes it MULTIPLE). Unknown level:
+ * they may. */
+int pt_serial_process(void);
 /* MPI_TAG_UB: user tags are in [0, pt_tag_ub()]. */
 int pt_tag_ub(void);
 /* A one-line reason when Partita_Init_hook failed ("" otherwise). */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "request/progress_thread.h"
+
 static const char *const policy_names[PT_POLICY_COUNT] = {
     "none", "bulk", "static", "model", "timer", "fixed", "table", "adaptive"
 };
@@ -144,7 +146,7 @@ int pt_settings_load_env(char *err, size_t errlen)
         snprintf(err, errlen, "PARTITA_PROGRESS_THREAD='%s' is not 0 or 1", thread);
         return -1;
     }
-    s.background = thread && !strcmp(thread, "1");
+    s.background = pt_progress_thread_wanted();
     global = s;
     return 0;
 }

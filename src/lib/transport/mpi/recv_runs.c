@@ -191,9 +191,9 @@ int pt_mpi_runs_progress(pt_request *req)
                 progressed = run_in = 1;
             }
         }
-        if (!r->run_posted && r->hdr_posted && !run_in && ++r->hdr_skipped < HDR_TEST_EVERY)
-            break;
         if (!r->run_posted && r->hdr_posted) {
+            if (!run_in && ++r->hdr_skipped < HDR_TEST_EVERY)
+                break;
             r->hdr_skipped = 0;
             if ((rc = PMPI_Test(&r->hdr_req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
                 return pt_fail_mpi(req->comm, rc, pt_call_name(), "a receive of a timer run");
