@@ -237,10 +237,10 @@ def per_size_lines(r: CheckResult) -> list[str]:
         unjudged = [c for c in row if r.status(c) == NOT_JUDGED]
         row = [c for c in row if c not in unjudged]
         if not row:
-            lo = min(x for c in unjudged for _, x in c.ratios)
-            hi = max(x for c in unjudged for _, x in c.ratios)
+            seen = [x for c in unjudged for _, x in c.ratios]
+            span = f"{min(seen):.2f}-{max(seen):.2f} ({len(seen)} ratios" if len(seen) > 1 else f"{seen[0]:.2f} (1 ratio"
             lines.append(f"{fmt_bytes(size)}: not judged (too few launches); {short(ck.subject)}/{against} "
-                         f"{lo:.2f}-{hi:.2f} in the ones there are")
+                         f"{span}: one per case and launch)")
             continue
         loses = [c for c in row if r.status(c) == "LOSES"]
         shaky = [c for c in row if r.status(c) == "median holds"]

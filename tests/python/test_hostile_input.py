@@ -131,6 +131,9 @@ def test_run_in_which_nothing_ran_fails(tmp_path, build_dir):
     p = run_cli("run", "--build", build_dir, "--out", str(tmp_path / "out"), "--suite", str(suite))
     assert_clean_error(p, "run", 1, "no benchmark ran")
     assert "partita-no-such-program" in p.stdout  # the unavailable run says why
+    # and so does the error: a reader sees why without opening the manifest
+    reasons = [l for l in p.stderr.splitlines() if l.startswith("  unavailable: ")]
+    assert len(reasons) == 1 and "partita-no-such-program" in reasons[0], p.stderr
 
 
 # -- LogGP parameter files -------------------------------------------------------------------

@@ -115,7 +115,14 @@ def test_separate_launches_are_not_judged_below_five(tmp_path):
     v = lc.verdict(r)
     assert "not judged: 1 launch of each implementation, in separate processes; at least 5 are needed" in v
     assert "LOSES" not in v and "holds" not in v
-    assert lc.per_size_lines(r)[1] == "1MiB: not judged (too few launches); timer/model 0.40-1.00 in the ones there are"
+    assert lc.per_size_lines(r)[1] == ("1MiB: not judged (too few launches); timer/model 0.40-1.00 "
+                                       "(2 ratios: one per case and launch)")
+    # a single ratio is one number, not a range of one
+    one = write_launches(tmp_path / "one", "overhead", {
+        "partita:model": [p2p_result({(1 << 20, 8): 1.0}, False)],
+        "partita:timer": [p2p_result({(1 << 20, 8): 2.5}, False)]})
+    assert lc.per_size_lines(only_check(one, "timer >= model"))[-1] == (
+        "1MiB: not judged (too few launches); timer/model 0.40 (1 ratio: one per case and launch)")
     # five launches of the same: judged, and lost
     folder = write_launches(tmp_path / "s", "overhead", {
         "partita:model": [p2p_result(flat(1.0), False)] * 5, "partita:timer": [p2p_result(timer, False)] * 5})

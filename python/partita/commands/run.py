@@ -86,8 +86,16 @@ def main(args: argparse.Namespace) -> int:
         # every launch was unavailable (program not built, implementation missing): nothing was measured
         print(f"partita run: error: no benchmark ran ({len(manifest['runs'])} launch(es), all unavailable; "
               f"see {out / 'manifest.json'})", file=sys.stderr)
+        for reason in _distinct_reasons(manifest["runs"]):
+            print(f"  unavailable: {reason}", file=sys.stderr)
         return 1
     return 0
+
+
+def _distinct_reasons(runs: list[dict], most: int = 5) -> list[str]:
+    """Why launches were unavailable, each reason once, in the order met (at most `most`)."""
+    reasons = list(dict.fromkeys(r.get("reason") or "no reason recorded" for r in runs))
+    return reasons[:most] + ([f"... and {len(reasons) - most} more"] if len(reasons) > most else [])
 
 
 class _ResultsUnwritable(Exception):
