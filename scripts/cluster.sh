@@ -11,6 +11,10 @@
 #   cluster.sh status [--name PREFIX]                         hosts, addresses, link rate; exit 1 if down
 #   cluster.sh exec HOST CMD...  run CMD on host HOST (h0, h1, ...) with that hostname
 #   cluster.sh check             exit 0 when this machine can host a cluster, else print why (exit 77)
+#   cluster.sh prune --match REGEX [--older-than MIN]
+#                                remove every cluster whose name REGEX matches (whole name), whose
+#                                namespaces hold no process and were all made at least MIN minutes
+#                                ago (default 120): what a run killed before its `down` left
 #
 # RATE is in tc's units (1gbit, 500mbit, ...). Hosts are h0..h(N-1) with addresses
 # 10.199.20.(i+1)/24 on their eth0; names resolve inside the hosts through
@@ -96,6 +100,34 @@ up() {
   trap - ERR
 }
 
+# Clusters whose name matches $1 (an extended regex, whole name), idle (no process in any of
+# their namespaces) and made at least $2 minutes ago: removed, each with one line saying so.
+# A run killed between its `up` and its `down` (a test timeout, a signal) cannot remove its
+# cluster; the next run of the same build removes it by name, but a build folder that is gone
+# (a fresh clone's CI run) never comes back for it.
+prune() {
+  local pattern=$1 minutes=$2 keep=$NAME name n busy old now
+  now=$(date +%s)
+  for name in $(ip netns list 2>/dev/null | awk '{print $1}' | sed -nE 's/^(.+)-(sw|h[0-9]+)$/\1/p' | sort -u); do
+    [[ $name =~ ^($pattern)$ ]] || continue
+    busy=0 old=1
+    for n in $(ip netns list | awk '{print $1}' | grep -E "^$name-(sw|h[0-9]+)$"); do
+      [ -z "$(ip netns pids "$n" 2>/dev/null)" ] || busy=1
+      [ $((now - $(stat -c %Y "/run/netns/$n"))) -ge $((minutes * 60)) ] || old=0
+    done
+    if [ $busy = 1 ]; then
+      echo "cluster.sh: keeping cluster $name: a process runs in it"
+    elif [ $old = 0 ]; then
+      echo "cluster.sh: keeping cluster $name: made less than $minutes minutes ago (a run may be using it)"
+    else
+      echo "cluster.sh: removing cluster $name: idle and made over $minutes minutes ago, left by a run that did not finish"
+      NAME=$name
+      down
+    fi
+  done
+  NAME=$keep
+}
+
 rate_bits() {
   # tc rate string -> bits per second
   local r=${1,,} num unit
@@ -129,8 +161,12 @@ if [ "$cmd" = exec ]; then
   # a new UTS namespace per command gives the host its name; "$@" is run as given
   exec ip netns exec "$(ns "${host#h}")" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$host" "$@"
 fi
+MATCH=
+OLDER_THAN=120
 while [ $# -gt 0 ]; do
   case "$1" in
+    --match) MATCH=${2:?}; shift 2 ;;
+    --older-than) OLDER_THAN=${2:?}; shift 2 ;;
     --hosts) HOSTS=${2:?}; shift 2 ;;
     --rate) RATE=${2:?}; shift 2 ;;
     --mtu) MTU=${2:?}; shift 2 ;;
@@ -141,10 +177,15 @@ done
 [[ $HOSTS =~ ^[0-9]+$ ]] && [ "$HOSTS" -ge 2 ] && [ "$HOSTS" -le 64 ] || die "--hosts must be 2..64"
 [[ $MTU =~ ^[0-9]+$ ]] && [ "$MTU" -ge 1280 ] && [ "$MTU" -le 65535 ] || die "--mtu must be 1280..65535"
 rate_bits "$RATE" >/dev/null  # a bad rate stops here, before a running cluster is removed
+[[ $OLDER_THAN =~ ^[0-9]+$ ]] || die "--older-than must be a whole number of minutes"
 case "$cmd" in
+  prune)
+    [ -n "$MATCH" ] || die "prune needs --match REGEX (the names of the clusters it may remove)"
+    need_tools >/dev/null || exit 0
+    prune "$MATCH" "$OLDER_THAN" ;;
   check) need_tools || exit 77 ;;
   up) need_tools || exit 77; up; status ;;
   down) need_tools >/dev/null || exit 0; down; echo "cluster $NAME: down" ;;
   status) status ;;
-  *) die "usage: cluster.sh up|down|status|exec|check (see the header of this script)" ;;
+  *) die "usage: cluster.sh up|down|status|exec|check|prune (see the header of this script)" ;;
 esac

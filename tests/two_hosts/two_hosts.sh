@@ -7,6 +7,8 @@
 #   loggp     partita-loggp recovers the link rate: 8/G within 10% of $RATE (a slow link, so that a
 #             busy machine does not slow the transfer below the link rate)
 #   down      remove the cluster
+#   prune     cluster.sh prune removes an idle cluster it matches once it is old enough, and
+#             keeps a young one, a busy one (a process inside) and one it does not match
 # Exit 77 (ctest's skip code) with one line when the machine cannot host the cluster.
 # Environment (set by CMake): CLUSTER_SH, CLUSTER_MPIEXEC_SH, MPIEXEC, BIN_DIR, LIB_DIR,
 # PARTITA_CLUSTER_NAME, RATE.
@@ -34,7 +36,11 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; 
 
 skip_unless_possible
 case "$step" in
-  up) bash "$CLUSTER_SH" up --hosts 2 --rate "$RATE" ;;
+  up)
+    # the test clusters of build folders whose runs were killed before their `down` (a fresh
+    # clone's CI folder is never used again): idle for 2 hours, they are nobody's
+    bash "$CLUSTER_SH" prune --match 'pt[0-9a-f]{8}' --older-than 120
+    bash "$CLUSTER_SH" up --hosts 2 --rate "$RATE" ;;
   down) bash "$CLUSTER_SH" down ;;
   clock)
     require_up
@@ -74,5 +80,33 @@ assert abs(rate / '"$bits"' - 1) <= 0.10 or "'"$flavor"'" == "openmpi", "the Log
       # trades against G (measured 0.22-0.25 Gbit/s at 200 Mbit/s): reported, not asserted
       echo "two_hosts: SKIPPED: the rate check is calibrated for MPICH over UCX (see docs/two-hosts.md)"; exit 77
     fi ;;
+  prune)
+    # three clusters of names of their own (they match no test cluster's `pt` + 8 hex digits)
+    tag=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+    idle=pz${tag}a busy=pz${tag}b other=py${tag}c
+    gone() { ! ip netns list | grep -qE "^$1-(sw|h[0-9]+)( |$)"; }
+    cleanup() {
+      [ -n "${sleeper:-}" ] && kill "$sleeper" 2>/dev/null; wait 2>/dev/null || true
+      for c in "$idle" "$busy" "$other"; do PARTITA_CLUSTER_NAME=$c bash "$CLUSTER_SH" down >/dev/null; done
+      rm -rf "$tmp"
+    }
+    trap cleanup EXIT
+    for c in "$idle" "$busy" "$other"; do PARTITA_CLUSTER_NAME=$c bash "$CLUSTER_SH" up --rate 1gbit >/dev/null; done
+    ip netns exec "$busy-h1" sleep 60 &
+    sleeper=$!
+    sleep 0.2
+    # just made: nothing is old enough
+    bash "$CLUSTER_SH" prune --match "pz${tag}[ab]" --older-than 60 | tee "$tmp/young"
+    grep -q "keeping cluster $idle: made less than 60 minutes ago" "$tmp/young"
+    ! gone "$idle" || { echo "two_hosts: prune removed a cluster made just now"; exit 1; }
+    # old enough (0 minutes): the idle one goes; the busy one and the unmatched one stay
+    bash "$CLUSTER_SH" prune --match "pz${tag}[ab]" --older-than 0 | tee "$tmp/old"
+    grep -q "removing cluster $idle" "$tmp/old"
+    gone "$idle" || { echo "two_hosts: prune left the idle cluster $idle"; exit 1; }
+    [ ! -e "/run/$idle-cluster.env" ] || { echo "two_hosts: prune left $idle's state file"; exit 1; }
+    grep -q "keeping cluster $busy: a process runs in it" "$tmp/old"
+    ! gone "$busy" || { echo "two_hosts: prune removed a cluster with a process in it"; exit 1; }
+    ! gone "$other" || { echo "two_hosts: prune removed a cluster its pattern does not match"; exit 1; }
+    echo "two_hosts: prune removed the idle cluster and kept the young, the busy and the unmatched ones" ;;
   *) echo "two_hosts.sh: unknown step $step" >&2; exit 2 ;;
 esac
