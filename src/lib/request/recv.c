@@ -53,6 +53,11 @@ static int setup(pt_request *req)
     const int64_t *hs = r->hs;
     const struct pt_transport_ops *ops = pt_transport_by_index(hs[PT_HS_TRANSPORT]);
     r->ready = 1;
+    if (hs[PT_HS_MAGIC] == PT_HS_MAGIC_VALUE && !ops) { /* a well-formed message of a transport not built here */
+        r->error = PT_E_TRANSPORT;
+        r->error_call = pt_transport_missing_why(hs[PT_HS_TRANSPORT]);
+        return MPI_SUCCESS;
+    }
     if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
         !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 || !ops ||
         hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT || hs[PT_HS_NCAND] < 1 ||

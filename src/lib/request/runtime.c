@@ -1,9 +1,12 @@
 /* Partita_Init_hook / Partita_Comm_attach / Partita_Finalize_hook. */
 #include "request/runtime.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "flush/timer_registry.h"
+#include "partita/config.h"
 #include "partita/partita.h"
 #include "request/adaptive.h"
 #include "request/comm_shadow.h"
@@ -13,7 +16,6 @@
 #include "request/progress_thread.h"
 #include "request/request_list.h"
 #include "request/settings.h"
-#include "transport/transport.h"
 #include "request/setup_waiters.h"
 #include "transport/transport.h"
 
@@ -50,6 +52,46 @@ void pt_background_poll(pt_background_next *next)
 
 void pt_background_progress(void) { pt_background_poll(NULL); }
 
+/* Every rank must load the same libpartita: the transports' set-up differs
+ * between builds (the fabric's makes collective calls in MPI_Init that a
+ * build without it never makes), so mixed builds would hang or misread each
+ * other's set-up messages. One collective, made by every build before any
+ * other, finds a mix: OR of each value and of its complement gives the
+ * union and (complemented) the intersection, equal when every rank's is. */
+static int check_same_build(char *err, size_t errlen)
+{
+    uint64_t mine[6] = {pt_transports_built(), ~pt_transports_built()}, all[6];
+    char version[2 * sizeof mine[2]] = {0};
+    memcpy(version, PARTITA_VERSION, strlen(PARTITA_VERSION) < sizeof version ? strlen(PARTITA_VERSION) : sizeof version);
+    memcpy(&mine[2], version, sizeof version); /* the version's first 16 bytes */
+    mine[4] = ~mine[2], mine[5] = ~mine[3];
+    int rc = PMPI_Allreduce(mine, all, 6, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) {
+        snprintf(err, errlen, "MPI_Init: the ranks' comparison of their libpartita builds failed");
+        return rc;
+    }
+    uint64_t some = all[0], every = ~all[1];
+    if (some == every && all[2] == ~all[4] && all[3] == ~all[5])
+        return MPI_SUCCESS;
+    char have[64] = "";
+    for (int b = 0; pt_transport_known_name(b); b++)
+        if (mine[0] >> b & 1)
+            snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", *have ? ", " : "",
+                     pt_transport_known_name(b));
+    const char *odd = NULL;
+    for (int b = 0; pt_transport_known_name(b) && !odd; b++)
+        if ((some ^ every) >> b & 1)
+            odd = pt_transport_known_name(b);
+    if (odd)
+        snprintf(err, errlen, "MPI_Init: the ranks load different libpartita builds: the '%s' transport is in some "
+                 "ranks' libpartita and not in others' (this rank's has %s); every rank must load the same "
+                 "libpartita", odd, have);
+    else
+        snprintf(err, errlen, "MPI_Init: the ranks load different libpartita versions (this rank's is %s); every "
+                 "rank must load the same libpartita", PARTITA_VERSION);
+    return MPI_ERR_OTHER;
+}
+
 int Partita_Init_hook(void)
 {
     if (initialised)
@@ -69,7 +111,9 @@ int Partita_Init_hook(void)
     int *ub = NULL;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_ub = (flag && ub) ? *ub : 32767;
-    int rc = pt_transports_init(init_error, sizeof init_error); /* connect: e.g. the data communicator */
+    int rc = check_same_build(init_error, sizeof init_error);
+    if (rc == MPI_SUCCESS)
+        rc = pt_transports_init(init_error, sizeof init_error); /* connect: e.g. the data communicator */
     if (rc != MPI_SUCCESS)
         return rc;
     if ((rc = pt_adapt_init()) != MPI_SUCCESS) {

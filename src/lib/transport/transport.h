@@ -83,6 +83,13 @@ void pt_transports_poll(void);
 const pt_transport_ops *pt_transport_by_name(const char *name);
 const pt_transport_ops *pt_transport_by_index(int64_t index); /* NULL when unknown */
 int64_t pt_transport_index(const pt_transport_ops *ops);
+/* The transports of this build, bit b for pt_transport_known_name(b) (NULL
+ * past the last name): every rank's libpartita must have the same. */
+uint64_t pt_transports_built(void);
+const char *pt_transport_known_name(int b);
+/* Why a receiver cannot serve a set-up message naming transport `index`,
+ * which pt_transport_by_index does not know in this build: one line. */
+const char *pt_transport_missing_why(int64_t index);
 int pt_transports_init(char *err, size_t errlen);
 void pt_transports_finalize(void);
 
