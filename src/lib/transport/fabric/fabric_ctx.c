@@ -192,6 +192,20 @@ static void destroy(pt_fab_ctx *ctx)
         }                                                                                                    \
     } while (0)
 
+/* Before the shm provider makes this process's region: the regions killed
+ * processes left (PARTITA_FABRIC_SHM_SWEEP=0 leaves them). */
+static int sweep_shm(char *err, size_t errlen)
+{
+    const char *v = getenv("PARTITA_FABRIC_SHM_SWEEP");
+    if (v && strcmp(v, "0") && strcmp(v, "1")) {
+        snprintf(err, errlen, "PARTITA_FABRIC_SHM_SWEEP='%s' is not 0 or 1", v);
+        return -FI_EINVAL;
+    }
+    if (!v || !strcmp(v, "1"))
+        pt_fab_shm_sweep("/dev/shm");
+    return 0;
+}
+
 static int open_ctx(const pt_fi_api *api, const char *provider, pt_fab_ctx **out, char *err, size_t errlen)
 {
     pt_fab_ctx *ctx = calloc(1, sizeof *ctx);
@@ -205,6 +219,8 @@ static int open_ctx(const pt_fi_api *api, const char *provider, pt_fab_ctx **out
     snprintf(ctx->provider, sizeof ctx->provider, "%s", provider);
     int rc = find_info(api, provider, &ctx->info, err, errlen);
     if (rc)
+        goto fail;
+    if (!strcmp(ctx->info->fabric_attr->prov_name, "shm") && (rc = sweep_shm(err, errlen)) != 0)
         goto fail;
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
     struct fi_av_attr ava = {.type = ctx->info->domain_attr->av_type};
