@@ -18,9 +18,6 @@ from .analysis import RoundPattern, fmt_us as _us
 # Candidates within this fraction of the best predicted time count as equally good
 # (the model's PTM_TIE_TOLERANCE); among them the one that asks least of the developer wins.
 TIE_TOLERANCE = 0.02
-# The timer's groups: the most groups within this fraction of the model layout's time
-# (libpartita's planner, TIMER_MORE_GROUPS_TOLERANCE in src/lib/planner/planner.c).
-TIMER_MORE_GROUPS_TOLERANCE = 0.04
 MAX_ROUNDS = 64          # rounds the model is evaluated on (evenly sampled)
 CONSISTENT_LAGGARD = 0.5  # a thread last in at least this share of rounds is "the laggard"
 
@@ -125,19 +122,9 @@ def group_first(user_parts: int, groups: int, g: int) -> int:
 
 
 def timer_groups(params: Params, total: int, parts: int) -> tuple[int, bool]:
-    """libpartita's timer groups when no delay is planned for (src/lib/planner/planner.c,
-    timer_groups): the model's layout, or the most groups among parts, parts/2, ...
-    whose modelled time with every partition ready at once is within 4% of it."""
-    n, cut = params.optimal_layout(total, parts, 0.0)
-    if cut or n >= parts:
-        return n, cut
-    limit = params.grouped_us(total, parts, n) * (1 + TIMER_MORE_GROUPS_TOLERANCE)
-    g = parts
-    while g > n:
-        if not params.too_many_eager(total, g) and params.grouped_us(total, parts, g) <= limit:
-            return g, False
-        g = (g + 1) // 2
-    return n, False
+    """libpartita's timer groups (src/lib/planner/planner.c): the model's layout with
+    every partition ready at once, as `model` sends it when no delay is planned for."""
+    return params.optimal_layout(total, parts, 0.0)
 
 
 def default_delta_us(params: Params, total: int, parts: int, groups: int) -> float:

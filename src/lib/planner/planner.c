@@ -70,45 +70,6 @@ static int modelled(const pt_settings *s, size_t total, int partitions, int can_
     return *cut ? n : clamp_parts(n, partitions);
 }
 
-/* How much longer (modelled) than the model's layout the timer policy accepts
- * for more, smaller groups. LogGP underrates a message more at 0.5-4 MiB on
- * MPICH's shared memory: 4 groups of 128 KiB took 1.15x one message, 8 of
- * 512 KiB 1.07x (same launch, partita-adapt-bench). With 4% the timer planned
- * such groups and took 0.89-0.95x model's time at 512 KiB-16 MiB with no late
- * partition; with 0 it sent model's one message, and under a laggard took
- * 0.88-0.92x none's time at 4 MiB in 2-8 partitions (the early half waits for
- * delta and the progress thread's wake-up). 1% keeps groups of 1-2 MiB: no
- * late partition 0.96-1.03x model, a laggard 0.94-1.10x none at 1-16 MiB
- * (medians of 5 launches, docs/library.md "The timer"). */
-#define TIMER_MORE_GROUPS_TOLERANCE 0.01
-
-/* The timer's groups: the model's, or the most groups whose modelled time is
- * within TIMER_MORE_GROUPS_TOLERANCE of it (halving down from one group per
- * partition; not when a delay is planned for; never a layout the model leaves
- * out for its eager burst: 512 eager groups of 2 KiB took 4-5x one send in two
- * launches of three, which LogGP's time does not show). A group sent whole at its last
- * mark needs no flush, and a flush comes a thread wake-up after the marks
- * (6-26 us measured here); when partitions are large a message more costs
- * little, so smaller groups let a prompt thread's partitions go at its marks,
- * not after δ plus a wake-up. */
-static int timer_groups(const pt_settings *s, size_t total, int partitions, int can_cut, int *cut)
-{
-    int n = modelled(s, total, partitions, can_cut, cut);
-    /* a cut holds no whole partition back; a planned-for delay: the model's answer */
-    if (*cut || n >= partitions || total == 0 || s->delay_us > 0)
-        return n;
-    const ptm_params *m = params_for(s);
-    double limit = ptm_grouped_us(m, total, partitions, n, NULL, NULL) * (1 + TIMER_MORE_GROUPS_TOLERANCE);
-    for (int g = partitions; g > n; g = (g + 1) / 2) {
-        if (ptm_too_many_eager(m, total, g))
-            continue;
-        double t = ptm_grouped_us(m, total, partitions, g, NULL, NULL);
-        if (t >= 0 && t <= limit)
-            return g;
-    }
-    return n;
-}
-
 /* A fixed count n: groups up to the partition count; beyond it, when the
  * partitions can be cut, the buffer cut into n messages (at most one per
  * byte, at most MAX_FIXED_MESSAGES). */
@@ -204,9 +165,17 @@ static int policy_count(const pt_settings *s, size_t part_bytes, int partitions,
         }
         return modelled(s, total, partitions, can_cut, cut); /* what the table does not know */
     case PT_POLICY_TIMER:
-        if (s->transport_parts > 0) /* a tuned count, else the model's */
+        /* A tuned count, else the model's layout: with no late partition the
+         * timer sends what `model` sends. Until 2026-11-25 it took more,
+         * smaller groups where the model priced them within 1%, so that a
+         * prompt thread's partitions went at their marks under a laggard; on
+         * 2026-11-25 that made it lose to `model` in 32-33 of 150 cases
+         * (64 KiB-16 MiB, down to 0.88), against 1 with the model's layout,
+         * which loses under a laggard at 4 MiB in 2 and 8 partitions (0.94)
+         * instead (docs/library.md, "The timer's groups"). */
+        if (s->transport_parts > 0)
             return fixed(s->transport_parts, part_bytes, partitions, can_cut, cut);
-        return timer_groups(s, total, partitions, can_cut, cut);
+        return modelled(s, total, partitions, can_cut, cut);
     case PT_POLICY_ADAPTIVE: /* its first candidate (pt_plan_candidates) */
     case PT_POLICY_MODEL:
     default:
