@@ -21,7 +21,7 @@ static int failures;
         }                                                                                                    \
     } while (0)
 
-static char dir[] = "/tmp/partita-shm-sweep-XXXXXX";
+static char dir[512];
 
 static void make(const char *name)
 {
@@ -49,6 +49,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: partita-test-fabric-shm-sweep\n");
         return 2;
     }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/partita-shm-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
