@@ -21,7 +21,7 @@ static int failures;
         }                                                                                                    \
     } while (0)
 
-static char dir[512];
+static char dir[256];
 
 static void make(const char *name)
 {
