@@ -59,7 +59,7 @@ static int setup(pt_request *req)
         return MPI_SUCCESS;
     }
     if (hs[PT_HS_MAGIC] != PT_HS_MAGIC_VALUE || hs[PT_HS_PARTS] < 1 || hs[PT_HS_NTRANS] < 1 ||
-        !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 || !ops ||
+        !layout_ok(hs) || hs[PT_HS_PART_BYTES] < 0 ||
         hs[PT_HS_POLICY] < 0 || hs[PT_HS_POLICY] >= PT_POLICY_COUNT || hs[PT_HS_NCAND] < 1 ||
         hs[PT_HS_NCAND] > PT_HS_MAX_CAND) {
         r->error = PT_E_SETUP; /* reported when the round completes */

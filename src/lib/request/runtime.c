@@ -61,9 +61,9 @@ void pt_background_progress(void) { pt_background_poll(NULL); }
 static int check_same_build(char *err, size_t errlen)
 {
     uint64_t mine[6] = {pt_transports_built(), ~pt_transports_built()}, all[6];
-    char version[2 * sizeof mine[2]] = {0};
-    memcpy(version, PARTITA_VERSION, strlen(PARTITA_VERSION) < sizeof version ? strlen(PARTITA_VERSION) : sizeof version);
-    memcpy(&mine[2], version, sizeof version); /* the version's first 16 bytes */
+    char version[2 * sizeof mine[2]];
+    strncpy(version, PARTITA_VERSION, sizeof version); /* its first 16 bytes, zero-padded */
+    memcpy(&mine[2], version, sizeof version);
     mine[4] = ~mine[2], mine[5] = ~mine[3];
     int rc = PMPI_Allreduce(mine, all, 6, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {

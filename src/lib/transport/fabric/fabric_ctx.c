@@ -194,14 +194,26 @@ static void destroy(pt_fab_ctx *ctx)
 
 /* Before the shm provider makes this process's region: the regions killed
  * processes left (PARTITA_FABRIC_SHM_SWEEP=0 leaves them). */
+int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errlen)
+{
+    const char *v = getenv(name);
+    *on = dflt;
+    if (!v)
+        return 0;
+    if (strcmp(v, "0") && strcmp(v, "1")) {
+        snprintf(err, errlen, "%s='%s' is not 0 or 1", name, v);
+        return -1;
+    }
+    *on = v[0] == '1';
+    return 0;
+}
+
 static int sweep_shm(char *err, size_t errlen)
 {
-    const char *v = getenv("PARTITA_FABRIC_SHM_SWEEP");
-    if (v && strcmp(v, "0") && strcmp(v, "1")) {
-        snprintf(err, errlen, "PARTITA_FABRIC_SHM_SWEEP='%s' is not 0 or 1", v);
+    int on;
+    if (pt_fab_env_flag("PARTITA_FABRIC_SHM_SWEEP", 1, &on, err, errlen))
         return -FI_EINVAL;
-    }
-    if (!v || !strcmp(v, "1"))
+    if (on)
         pt_fab_shm_sweep("/dev/shm");
     return 0;
 }

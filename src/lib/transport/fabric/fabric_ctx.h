@@ -46,6 +46,9 @@ void pt_fab_set_handlers(const pt_fab_handlers *h);
 /* The process's context for provider (e.g. "shm", "tcp;ofi_rxm"; "tcp" finds
  * "tcp;ofi_rxm" too), opened on first use. Returns 0, or a negative libfabric error with one line in err. */
 int pt_fab_open(const char *provider, pt_fab_ctx **out, char *err, size_t errlen);
+/* A 0|1 environment setting of the fabric: *on = its value, dflt when unset;
+ * -1 with one line in err for any other value. */
+int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errlen);
 /* Remove from dir the shm provider's regions ("PID:N:N", of this user)
  * whose process no longer lives; returns how many (fabric_shm_sweep.c).
  * pt_fab_open does it in /dev/shm before it opens the shm provider, unless

@@ -32,21 +32,8 @@ MPI_Comm pt_fab_comm(void) { return fab_comm; }
 /* Two tags per request: the hello on the even one, the reply on the next
  * (a request to itself must not match its own hello with its reply). */
 int pt_fab_next_tag(void) { return (int)(((unsigned)atomic_fetch_add(&next_tag, 2)) % (unsigned)tag_ub) & ~1; }
-/* PARTITA_FABRIC_PROGRESS_THREAD: 0 or 1 (the default), checked in MPI_Init. */
-static int progress_thread_off(void)
-{
-    const char *v = getenv("PARTITA_FABRIC_PROGRESS_THREAD");
-    return v && !strcmp(v, "0");
-}
-
-static int progress_thread_setting_ok(char *err, size_t errlen)
-{
-    const char *v = getenv("PARTITA_FABRIC_PROGRESS_THREAD");
-    if (!v || !strcmp(v, "0") || !strcmp(v, "1"))
-        return 1;
-    snprintf(err, errlen, "PARTITA_FABRIC_PROGRESS_THREAD='%s' is not 0 or 1", v);
-    return 0;
-}
+/* PARTITA_FABRIC_PROGRESS_THREAD: 0 or 1 (the default), read in MPI_Init. */
+static int progress_wanted = 1;
 
 static void start_progress_thread(void);
 
@@ -180,7 +167,7 @@ static void open_early(void)
 
 static int fab_connect(char *err, size_t errlen)
 {
-    if (!progress_thread_setting_ok(err, errlen))
+    if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen))
         return MPI_ERR_OTHER;
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &fab_comm);
     if (rc != MPI_SUCCESS) {
@@ -299,7 +286,7 @@ static void *progress_main(void *arg)
 static void start_progress_thread(void)
 {
     pthread_mutex_lock(&progress_start_lock);
-    if (!progress_started && !progress_thread_off())
+    if (!progress_started && progress_wanted)
         progress_started = pthread_create(&progress_thread, NULL, progress_main, NULL) == 0;
     pthread_mutex_unlock(&progress_start_lock);
 }
