@@ -61,7 +61,7 @@ static void idle_wait(void)
     pthread_mutex_lock(&idle_lock);
     atomic_store(&idle, 1);
     int rc = 0;
-    while (!kicked && rc != ETIMEDOUT && !pt_background_pending() && atomic_load(&running))
+    while (!kicked && rc != ETIMEDOUT && !pt_background_watched() && atomic_load(&running))
         rc = pthread_cond_timedwait(&idle_cond, &idle_lock, &until);
     atomic_store(&idle, 0);
     kicked = 0;
@@ -98,7 +98,7 @@ static void *loop(void *arg)
     while (atomic_load_explicit(&running, memory_order_acquire)) {
         pt_background_next next;
         pt_background_poll(&next);
-        if (!pt_background_pending())
+        if (!pt_background_watched())
             idle_wait();
         else if (next.timer_due - pt_now_ns() < SPIN_NS)
             spin_until(next.timer_due);

@@ -46,11 +46,16 @@ void pt_background_poll(pt_background_next *next)
     pt_transports_poll();
     if (next) {
         next->timer_due = due;
-        next->regular = help || pt_orphans_pending() || pt_timers_pending() || pt_transports_pending();
+        next->regular = help || pt_orphans_pending() || pt_timers_pending() || pt_transports_unattended();
     }
 }
 
 void pt_background_progress(void) { pt_background_poll(NULL); }
+
+int pt_background_watched(void)
+{
+    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending() || pt_transports_unattended();
+}
 
 /* Every rank must load the same libpartita: the transports' set-up differs
  * between builds (the fabric's makes collective calls in MPI_Init that a

@@ -29,5 +29,8 @@ void pt_background_poll(pt_background_next *next);
  * or timer requests with a partly marked group (then blocking in the MPI
  * library could starve it: callers poll instead). */
 int pt_background_pending(void);
+/* The same for partita's progress thread: without what a transport's own
+ * thread progresses. */
+int pt_background_watched(void);
 
 #endif

@@ -119,13 +119,21 @@ void pt_transports_finalize(void)
         transports[i]->finalize();
 }
 
-int pt_transports_pending(void)
+static int pending_of(int with_self_progressed)
 {
-    for (int i = 0; i < NTRANSPORTS; i++)
-        if (transports[i]->pending && transports[i]->pending())
+    for (int i = 0; i < NTRANSPORTS; i++) {
+        const pt_transport_ops *t = transports[i];
+        if (!with_self_progressed && t->self_progressed && t->self_progressed())
+            continue;
+        if (t->pending && t->pending())
             return 1;
+    }
     return 0;
 }
+
+int pt_transports_pending(void) { return pending_of(1); }
+
+int pt_transports_unattended(void) { return pending_of(0); }
 
 void pt_transports_poll(void)
 {

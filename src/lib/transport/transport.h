@@ -40,6 +40,9 @@ typedef struct pt_transport_ops {
      * elsewhere (then waits on ordinary requests poll), and that progress. */
     int (*pending)(void);
     void (*poll)(void);
+    /* Optional (NULL: no): whether a thread of the transport's own already
+     * polls that traffic, so partita's progress thread need not watch it. */
+    int (*self_progressed)(void);
     /* Sender. send_init: the messages are planned (req->u.s: ntrans, cut,
      * bound) and req->hs_buf is allocated: create resources, fill
      * hs_buf[PT_HS_TRANSPORT_ARG], start connecting; never block on the peer. */
@@ -79,6 +82,8 @@ struct pt_settings;
 const pt_transport_ops *pt_transport_choose(const struct pt_settings *s, int peer_world, char *err, size_t errlen);
 /* Background progress of every transport (pending / poll above). */
 int pt_transports_pending(void);
+/* The same, leaving out transports whose own thread progresses them. */
+int pt_transports_unattended(void);
 void pt_transports_poll(void);
 const pt_transport_ops *pt_transport_by_name(const char *name);
 const pt_transport_ops *pt_transport_by_index(int64_t index); /* NULL when unknown */
