@@ -88,6 +88,7 @@ static void *loop(void *arg)
      * default: more than the interval, and enough for a laggard of 100 us to
      * arrive before a stalled group is seen twice and flushed. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    prctl(PR_SET_NAME, "pt-progress", 0UL, 0UL, 0UL); /* its name in top -H, gdb and /proc */
 #endif
     /* With nothing to watch (no armed timer request, orphan or set-up
      * waiter: between rounds, while the application computes before its

@@ -1,0 +1,96 @@
+/* partita's progress thread leaves the fabric to the fabric's own thread
+ * (2 ranks, PARTITA_TRANSPORT=fabric, PARTITA_PROGRESS_THREAD=1). Between
+ * rounds a fabric request stays alive, and the fabric's thread ("pt-fabric")
+ * polls it; partita's thread ("pt-progress"), with nothing else to watch,
+ * must wait idle (its idle wait is 1 ms), not poll every 20 us as it did:
+ * on 2 cores the two polling threads slowed the ranks themselves. Counted
+ * from outside: the thread's context switches over 200 ms of idleness
+ * (/proc/self/task/TID/status). Polling every 20 us makes thousands; an idle
+ * wait about 200. The bound is far from both; a loaded machine only makes
+ * the count smaller. Linux only (exit 77 elsewhere).
+ * Usage: partita-test-fabric-quiet-progress */
+#include <dirent.h>
+#include <time.h>
+
+#include "../lib/ptest.h"
+#include "partita/partita.h"
+
+#define IDLE_MS 200
+#define MAX_SWITCHES 600 /* 3 per ms; polling every 20 us is >= 2000 on an idle machine */
+
+/* The thread of this process named `name`, or 0. */
+static long thread_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long tid = 0;
+    while (d && !tid && (e = readdir(d))) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n')
+            tid = atol(e->d_name);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return tid;
+}
+
+/* Voluntary plus involuntary context switches of thread tid so far, or -1. */
+static long switches(long tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+    FILE *f = fopen(path, "r");
+    long total = -1, n;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+            sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+            total = (total < 0 ? 0 : total) + n;
+    if (f)
+        fclose(f);
+    return total;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank = ptest_pair_rank("fabric-quiet-progress");
+    if (argc != 1)
+        ptest_usage("usage: partita-test-fabric-quiet-progress");
+#ifndef __linux__
+    if (rank == 0)
+        printf("fabric-quiet-progress: SKIPPED: needs Linux's /proc/self/task\n");
+    MPI_Finalize();
+    return 77;
+#endif
+    static double buf[64];
+    MPI_Request req;
+    ptest_pair_request(rank, buf, 8, 8, MPI_DOUBLE, 4, MPI_INFO_NULL, &req);
+    OK(MPI_Start(&req));
+    if (rank == 0)
+        OK(MPI_Pready_range(0, 7, req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    const char *name = "";
+    OK(Partita_Request_transport(req, &name));
+    CHECK(!strcmp(name, "fabric"), "transport %s, expected fabric", name);
+    long progress = thread_named("pt-progress"), fabric = thread_named("pt-fabric");
+    CHECK(progress > 0, "rank %d: no thread named pt-progress (PARTITA_PROGRESS_THREAD=1)", rank);
+    CHECK(fabric > 0, "rank %d: no thread named pt-fabric (the fabric's progress thread)", rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long before = switches(progress);
+    struct timespec idle = {0, IDLE_MS * 1000000L};
+    nanosleep(&idle, NULL); /* the request alive, no round, no MPI call */
+    long made = switches(progress) - before;
+    CHECK(before >= 0 && made >= 0, "rank %d: cannot read the thread's context switches", rank);
+    CHECK(made <= MAX_SWITCHES,
+          "rank %d: partita's progress thread switched %ld times in %d ms with only an idle fabric request alive "
+          "(at most %d expected: it polls what the fabric's own thread polls)",
+          rank, made, IDLE_MS, MAX_SWITCHES);
+    printf("fabric-quiet-progress: rank %d: partita's progress thread switched %ld times in %d ms\n", rank, made,
+           IDLE_MS);
+    OK(MPI_Request_free(&req));
+    return ptest_finish("fabric-quiet-progress");
+}
