@@ -7,7 +7,8 @@
  * from outside: the thread's context switches over 200 ms of idleness
  * (/proc/self/task/TID/status). Polling every 20 us makes thousands; an idle
  * wait about 200. The bound is far from both; a loaded machine only makes
- * the count smaller. Linux only (exit 77 elsewhere).
+ * the count smaller. A second window is taken when the first exceeds it.
+ * Linux only (exit 77 elsewhere).
  * Usage: partita-test-fabric-quiet-progress */
 #include <dirent.h>
 #include <time.h>
@@ -38,20 +39,31 @@ static long thread_named(const char *name)
     return tid;
 }
 
-/* Voluntary plus involuntary context switches of thread tid so far, or -1. */
-static long switches(long tid)
+/* Thread tid's voluntary and involuntary context switches so far (-1: unknown). */
+static void switches(long tid, long out[2])
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
     FILE *f = fopen(path, "r");
-    long total = -1, n;
+    out[0] = out[1] = -1;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
-            sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
-            total = (total < 0 ? 0 : total) + n;
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &out[0]) != 1)
+            sscanf(line, "nonvoluntary_ctxt_switches: %ld", &out[1]);
     if (f)
         fclose(f);
-    return total;
+}
+
+/* Context switches of thread tid over IDLE_MS of idleness: voluntary and
+ * involuntary in made[0], made[1]; their sum, or -1 when unreadable. */
+static long idle_switches(long tid, long made[2])
+{
+    long before[2], after[2];
+    switches(tid, before);
+    struct timespec idle = {0, IDLE_MS * 1000000L};
+    nanosleep(&idle, NULL); /* the request alive, no round, no MPI call */
+    switches(tid, after);
+    made[0] = after[0] - before[0], made[1] = after[1] - before[1];
+    return before[0] < 0 || before[1] < 0 || after[0] < 0 || after[1] < 0 ? -1 : made[0] + made[1];
 }
 
 int main(int argc, char **argv)
@@ -80,17 +92,21 @@ int main(int argc, char **argv)
     CHECK(progress > 0, "rank %d: no thread named pt-progress (PARTITA_PROGRESS_THREAD=1)", rank);
     CHECK(fabric > 0, "rank %d: no thread named pt-fabric (the fabric's progress thread)", rank);
     MPI_Barrier(MPI_COMM_WORLD);
-    long before = switches(progress);
-    struct timespec idle = {0, IDLE_MS * 1000000L};
-    nanosleep(&idle, NULL); /* the request alive, no round, no MPI call */
-    long made = switches(progress) - before;
-    CHECK(before >= 0 && made >= 0, "rank %d: cannot read the thread's context switches", rank);
-    CHECK(made <= MAX_SWITCHES,
-          "rank %d: partita's progress thread switched %ld times in %d ms with only an idle fabric request alive "
-          "(at most %d expected: it polls what the fabric's own thread polls)",
-          rank, made, IDLE_MS, MAX_SWITCHES);
-    printf("fabric-quiet-progress: rank %d: partita's progress thread switched %ld times in %d ms\n", rank, made,
-           IDLE_MS);
+    /* Two windows: a passing disturbance (another job's burst) may spoil
+     * one; a thread that polls spoils both. */
+    long made[2][2], total[2] = {0, 0};
+    for (int w = 0; w < 2 && (w == 0 || total[0] > MAX_SWITCHES); w++) {
+        total[w] = idle_switches(progress, made[w]);
+        CHECK(total[w] >= 0, "rank %d: cannot read the thread's context switches", rank);
+        printf("fabric-quiet-progress: rank %d: partita's progress thread switched %ld times in %d ms (%ld voluntary, "
+               "%ld not)\n",
+               rank, total[w], IDLE_MS, made[w][0], made[w][1]);
+    }
+    long fewest = total[0] <= MAX_SWITCHES ? total[0] : total[1];
+    CHECK(fewest <= MAX_SWITCHES,
+          "rank %d: partita's progress thread switched %ld and %ld times in two windows of %d ms with only an idle "
+          "fabric request alive (at most %d expected: it must not poll what the fabric's own thread polls)",
+          rank, total[0], total[1], IDLE_MS, MAX_SWITCHES);
     OK(MPI_Request_free(&req));
     return ptest_finish("fabric-quiet-progress");
 }

@@ -374,6 +374,14 @@ int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_ad
     return (int)fi_writedata(ctx->ep, buf, len, desc, imm, dest, raddr, key, op);
 }
 
+int pt_fab_inject_write(pt_fab_ctx *ctx, const void *buf, size_t len, fi_addr_t dest, uint64_t raddr, uint64_t key,
+                        uint64_t imm)
+{
+    if (len > ctx->info->tx_attr->inject_size)
+        return -FI_EMSGSIZE;
+    return (int)fi_inject_writedata(ctx->ep, buf, len, imm, dest, raddr, key);
+}
+
 int pt_fab_control(pt_fab_ctx *ctx, fi_addr_t dest, uint64_t imm, const void *payload, size_t len, void *desc,
                    pt_fab_op *op)
 {

@@ -92,6 +92,10 @@ int pt_fab_needs_local_mr(const pt_fab_ctx *ctx);
  * remote CQ data imm. -FI_EAGAIN: no room now, try again after a poll. */
 int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
                  uint64_t key, uint64_t imm, pt_fab_op *op);
+/* Lock held: the same write with no local completion, for len up to the
+ * inject size (the data is copied out before it returns); -FI_EMSGSIZE above. */
+int pt_fab_inject_write(pt_fab_ctx *ctx, const void *buf, size_t len, fi_addr_t dest, uint64_t raddr, uint64_t key,
+                        uint64_t imm);
 /* Lock held: a control message (payload <= PT_FAB_CTRL_MAX bytes, may be 0)
  * with immediate imm. Up to the provider's inject size it needs no
  * completion and op is not used; above it the payload (registered as desc

@@ -61,13 +61,17 @@ static int post(pt_fab_send *s, const pt_fab_pending *it)
     uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
     int rc, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
     pt_fab_lock(s->ctx);
+    int injected = it->len <= pt_fab_inject_size(s->ctx);
     if (it->len == 0)
         rc = pt_fab_control(s->ctx, s->dest, imm, NULL, 0, NULL, NULL); /* nothing to write: the immediate alone */
+    else if (injected) /* no completion to reap: the bytes are copied out now */
+        rc = pt_fab_inject_write(s->ctx, s->src + it->offset, it->len, s->dest, s->reply.base + it->offset,
+                                 s->reply.key, imm);
     else
         rc = pt_fab_write(s->ctx, s->src + it->offset, it->len, s->mr.desc, s->dest, s->reply.base + it->offset,
                           s->reply.key, imm, &s->wops[n].op);
     pt_fab_unlock(s->ctx);
-    if (rc == 0 && it->len)
+    if (rc == 0 && !injected)
         atomic_store_explicit(&s->posted, n + 1, memory_order_release);
     return rc;
 }
