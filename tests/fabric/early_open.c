@@ -8,8 +8,7 @@
  * Usage: partita-test-fabric-early-open */
 #include <unistd.h>
 
-#include "../lib/ptest.h"
-#include "partita/partita.h"
+#include "fabric_round.h"
 
 /* Whether this process maps a file /dev/shm/PID:... of its own pid. */
 static int own_region_mapped(void)
@@ -32,16 +31,8 @@ int main(int argc, char **argv)
     if (argc != 1)
         ptest_usage("usage: partita-test-fabric-early-open");
     int at_init = own_region_mapped();
-    static double buf[64];
     MPI_Request req;
-    ptest_pair_request(rank, buf, 8, 8, MPI_DOUBLE, 3, MPI_INFO_NULL, &req);
-    OK(MPI_Start(&req));
-    if (rank == 0)
-        OK(MPI_Pready_range(0, 7, req));
-    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    const char *name = "";
-    OK(Partita_Request_transport(req, &name));
-    CHECK(!strcmp(name, "fabric"), "transport %s, expected fabric", name);
+    fabric_pair_round(rank, 3, &req);
     OK(MPI_Request_free(&req));
     int after_round = own_region_mapped(), seen = 0;
     MPI_Allreduce(&after_round, &seen, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);

@@ -13,8 +13,7 @@
 #include <dirent.h>
 #include <time.h>
 
-#include "../lib/ptest.h"
-#include "partita/partita.h"
+#include "fabric_round.h"
 
 #define IDLE_MS 200
 #define MAX_SWITCHES 600 /* 3 per ms; polling every 20 us is >= 2000 on an idle machine */
@@ -78,16 +77,8 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 77;
 #endif
-    static double buf[64];
     MPI_Request req;
-    ptest_pair_request(rank, buf, 8, 8, MPI_DOUBLE, 4, MPI_INFO_NULL, &req);
-    OK(MPI_Start(&req));
-    if (rank == 0)
-        OK(MPI_Pready_range(0, 7, req));
-    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    const char *name = "";
-    OK(Partita_Request_transport(req, &name));
-    CHECK(!strcmp(name, "fabric"), "transport %s, expected fabric", name);
+    fabric_pair_round(rank, 4, &req);
     long progress = thread_named("pt-progress"), fabric = thread_named("pt-fabric");
     CHECK(progress > 0, "rank %d: no thread named pt-progress (PARTITA_PROGRESS_THREAD=1)", rank);
     CHECK(fabric > 0, "rank %d: no thread named pt-fabric (the fabric's progress thread)", rank);
