@@ -38,6 +38,18 @@ static long thread_named(const char *name)
     return tid;
 }
 
+/* The thread named `name`, waiting up to 5 s for it: a thread names itself
+ * when it first runs, which on a loaded machine may come well after the
+ * round that started it. */
+static long thread_named_soon(const char *name)
+{
+    long tid = 0;
+    struct timespec ms = {0, 1000000L};
+    for (int i = 0; i < 5000 && !(tid = thread_named(name)); i++)
+        nanosleep(&ms, NULL);
+    return tid;
+}
+
 /* Thread tid's voluntary and involuntary context switches so far (-1: unknown). */
 static void switches(long tid, long out[2])
 {
@@ -79,7 +91,7 @@ int main(int argc, char **argv)
 #endif
     MPI_Request req;
     fabric_pair_round(rank, 4, &req);
-    long progress = thread_named("pt-progress"), fabric = thread_named("pt-fabric");
+    long progress = thread_named_soon("pt-progress"), fabric = thread_named_soon("pt-fabric");
     CHECK(progress > 0, "rank %d: no thread named pt-progress (PARTITA_PROGRESS_THREAD=1)", rank);
     CHECK(fabric > 0, "rank %d: no thread named pt-fabric (the fabric's progress thread)", rank);
     MPI_Barrier(MPI_COMM_WORLD);
