@@ -11,7 +11,6 @@
 #include "partita/partita.h"
 #include "ptest_timer.h"
 
-
 static ptm_params params;
 
 /* Plan of one request with this policy (and delay, if not NULL); one round of data. */

@@ -33,10 +33,15 @@ const char *pt_init_error(void) { return init_error; }
 const char *Partita_Init_error(void) { return init_error; }
 int Partita_Thread_level_needed(void) { return pt_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE; }
 
-int pt_background_pending(void)
+/* One list of what background progress serves, for the application's waits
+ * (every transport) and for partita's progress thread (not the transports
+ * whose own thread polls them). */
+static int background_work(int (*transports)(void))
 {
-    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending() || pt_transports_pending();
+    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending() || transports();
 }
+
+int pt_background_pending(void) { return background_work(pt_transports_pending); }
 
 void pt_background_poll(pt_background_next *next)
 {
@@ -52,10 +57,7 @@ void pt_background_poll(pt_background_next *next)
 
 void pt_background_progress(void) { pt_background_poll(NULL); }
 
-int pt_background_watched(void)
-{
-    return pt_orphans_pending() || pt_waiters_pending() || pt_timers_pending() || pt_transports_unattended();
-}
+int pt_background_watched(void) { return background_work(pt_transports_unattended); }
 
 /* Every rank must load the same libpartita: the transports' set-up differs
  * between builds (the fabric's makes collective calls in MPI_Init that a

@@ -192,8 +192,6 @@ static void destroy(pt_fab_ctx *ctx)
         }                                                                                                    \
     } while (0)
 
-/* Before the shm provider makes this process's region: the regions killed
- * processes left (PARTITA_FABRIC_SHM_SWEEP=0 leaves them). */
 int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errlen)
 {
     const char *v = getenv(name);
@@ -208,6 +206,8 @@ int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errle
     return 0;
 }
 
+/* Before the shm provider makes this process's region: the regions killed
+ * processes left (PARTITA_FABRIC_SHM_SWEEP=0 leaves them). */
 static int sweep_shm(char *err, size_t errlen)
 {
     int on;
