@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/fabric/fabric_api.h"
 #include "transport/fabric/fabric_ctx.h"
 #include "transport/fabric/fabric_ids.h"
 #include "transport/fabric/fabric_wire.h"
@@ -244,9 +245,11 @@ int main(int argc, char **argv)
     MPI_Request red;
     MPI_Iallreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &red);
     wait_mpi(ctx, &red);
-    if (rank == 0)
-        printf("%s: %s, %zu bytes in %d writes x %d rounds (last in runs)\n", total ? "FAIL" : "PASS", provider,
-               (size_t)messages * per, messages, rounds);
+    if (rank == 0) {
+        uint32_t v = pt_fi_load(NULL, 0)->version(); /* loaded: the context is open */
+        printf("%s: %s, %zu bytes in %d writes x %d rounds (last in runs), libfabric %u.%u\n",
+               total ? "FAIL" : "PASS", provider, (size_t)messages * per, messages, rounds, FI_MAJOR(v), FI_MINOR(v));
+    }
     pt_fab_id_release(st.my_id);
     pt_fab_close_all();
     free(buf);

@@ -1,4 +1,4 @@
-/* Loads the system libfabric into a link-map namespace of its own (see fabric_api.h). */
+/* Loads libfabric (the file chosen at configure time) into a link-map namespace of its own (see fabric_api.h). */
 #include "transport/fabric/fabric_api.h"
 
 #include <dlfcn.h>
@@ -24,13 +24,36 @@ const char *pt_fi_path(void)
     return env && *env ? env : PARTITA_LIBFABRIC_PATH;
 }
 
-static void *need(void *h, const char *name)
+/* Symbols found without the version the headers' library gives them. */
+static int unversioned;
+
+/* Function `name` at `version`, the default version of the library the
+ * headers belong to (cmake/PartitaFabric.cmake): a newer library keeps the
+ * older versions for programs built against older headers, with the
+ * structure layouts of those headers. A library without symbol versions (or
+ * an unknown version) gets a plain lookup, and then must be of the headers'
+ * major version (load). */
+static void *need(void *h, const char *name, const char *version)
 {
-    void *f = dlsym(h, name);
+    void *f = version[0] ? dlvsym(h, name, version) : NULL;
+    if (!f) {
+        f = dlsym(h, name);
+        unversioned++;
+    }
     if (!f && !load_error[0])
         snprintf(load_error, sizeof load_error, "%s: no symbol %s", pt_fi_path(), name);
     return f;
 }
+
+#ifndef PT_FI_VER_fi_getinfo /* built without cmake/PartitaFabric.cmake's versions */
+#define PT_FI_VER_fi_getinfo ""
+#define PT_FI_VER_fi_freeinfo ""
+#define PT_FI_VER_fi_dupinfo ""
+#define PT_FI_VER_fi_fabric ""
+#define PT_FI_VER_fi_strerror ""
+#define PT_FI_VER_fi_version ""
+#endif
+#define NEED(h, sym) need(h, #sym, PT_FI_VER_##sym)
 
 static void load(void)
 {
@@ -41,23 +64,25 @@ static void load(void)
         snprintf(load_error, sizeof load_error, "cannot load %s: %s", path, why ? why : "unknown error");
         return;
     }
-    /* The default symbol versions match the headers this file was built with. */
-    *(void **)&api.getinfo = need(h, "fi_getinfo");
-    *(void **)&api.freeinfo = need(h, "fi_freeinfo");
-    *(void **)&api.dupinfo = need(h, "fi_dupinfo");
-    *(void **)&api.fabric = need(h, "fi_fabric");
-    *(void **)&api.strerror = need(h, "fi_strerror");
-    *(void **)&api.version = need(h, "fi_version");
+    *(void **)&api.getinfo = NEED(h, fi_getinfo);
+    *(void **)&api.freeinfo = NEED(h, fi_freeinfo);
+    *(void **)&api.dupinfo = NEED(h, fi_dupinfo);
+    *(void **)&api.fabric = NEED(h, fi_fabric);
+    *(void **)&api.strerror = NEED(h, fi_strerror);
+    *(void **)&api.version = NEED(h, fi_version);
     if (load_error[0])
         return;
     Lmid_t lmid;
     void *libc = dlinfo(h, RTLD_DI_LMID, &lmid) == 0 ? dlmopen(lmid, "libc.so.6", RTLD_NOW | RTLD_NOLOAD) : NULL;
     *(void **)&ctype_init = libc ? dlsym(libc, "__ctype_init") : NULL;
     pt_fi_thread();
-    if (FI_MAJOR(api.version()) != FI_MAJOR_VERSION || api.version() < PT_FI_VERSION) {
-        snprintf(load_error, sizeof load_error, "%s is libfabric %u.%u; the fabric transport needs %u.x >= %u.%u",
-                 path, FI_MAJOR(api.version()), FI_MINOR(api.version()), FI_MAJOR_VERSION,
-                 FI_MAJOR(PT_FI_VERSION), FI_MINOR(PT_FI_VERSION));
+    uint32_t v = api.version();
+    if (v < PT_FI_VERSION || (unversioned && FI_MAJOR(v) != FI_MAJOR_VERSION)) {
+        snprintf(load_error, sizeof load_error,
+                 "%s is libfabric %u.%u; the fabric transport needs %u.x >= %u.%u (or a later major version "
+                 "that keeps the symbol versions of libfabric %u.%u's)",
+                 path, FI_MAJOR(v), FI_MINOR(v), FI_MAJOR_VERSION, FI_MAJOR(PT_FI_VERSION), FI_MINOR(PT_FI_VERSION),
+                 FI_MAJOR_VERSION, FI_MINOR_VERSION);
         return;
     }
     loaded = 1;

@@ -1,5 +1,5 @@
 /* The few libfabric functions that are not inline calls through an object's
- * operation table, loaded at run time from the system libfabric.
+ * operation table, loaded at run time from a libfabric file chosen at configure time.
  *
  * Why not link with -lfabric: the MPICH wheel carries its own libfabric.so.1
  * (a newer one, with symbol versions up to FABRIC_1.9) and libmpi.so.12 needs
@@ -9,7 +9,8 @@
  * dlopen(RTLD_LOCAL) of the system copy still bound its internal calls
  * (fi_log, fi_param_get, fi_dupinfo@FABRIC_1.3) to the MPICH copy through the
  * global scope. dlmopen(LM_ID_NEWLM) gives the system copy a namespace of its
- * own (RTLD_DEEPBIND would too, but the sanitizers refuse it).
+ * own (RTLD_DEEPBIND would too, but the sanitizers refuse it). Which file:
+ * cmake/PartitaFabric.cmake (PARTITA_LIBFABRIC_PATH), or PARTITA_LIBFABRIC.
  *
  * Rules that follow: memory libfabric frees (fi_freeinfo) must come from it:
  * hints are made by pt_fi.dupinfo(NULL), and strings we point hints at are
