@@ -2,9 +2,12 @@
 """bench-transports.py: libpartita's transports side by side in one run.
 
 Launches partita-p2p (JSON output) with libpartita-mpi preloaded, alternating
-the transports launch by launch (A B A B ...), and prints per case and metric
-the median over launches of each launch's median, with the [min-max] range of
-those per-launch medians, and the ratio fabric/mpi of the medians.
+the transports launch by launch (A B, B A, A B ...; with more than two, the
+list forward, then backward), and prints per case and metric the median over
+launches of each launch's median, with the [min-max] range of those
+per-launch medians, and (for two) the ratio of the medians, second over
+first. A transport may carry settings of its own, e.g. two libfabric files
+side by side: --transports mpi,fabric:PARTITA_LIBFABRIC=A,fabric:PARTITA_LIBFABRIC=B
 
   bench-transports.py [--build DIR] [--launches N] [--transports mpi,fabric]
                       [--env K=V ...] [--launcher CMD] [--show m1,m2] -- P2P_ARGS...
@@ -26,11 +29,23 @@ import tempfile
 from pathlib import Path
 
 
+def transport_env(spec: str) -> dict[str, str]:
+    """`fabric` or `fabric:K=V:K=V...`: the transport and settings of its own."""
+    name, *settings = spec.split(":")
+    env = {"PARTITA_TRANSPORT": name}
+    for kv in settings:
+        if "=" not in kv:
+            sys.exit(f"bench-transports: '{spec}': '{kv}' is not K=V")
+        k, v = kv.split("=", 1)
+        env[k] = v
+    return env
+
+
 def run_once(build: Path, launcher: list[str], transport: str, env_extra: dict[str, str], args: list[str]) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = Path(f.name)
-    env = dict(os.environ, PARTITA_TRANSPORT=transport, LD_PRELOAD=str(build / "lib" / "libpartita-mpi.so"),
-               **env_extra)
+    env = dict(os.environ, LD_PRELOAD=str(build / "lib" / "libpartita-mpi.so"), **env_extra,
+               **transport_env(transport))
     cmd = [*launcher, str(build / "bin" / "partita-p2p"), *args, "-f", "json", "-o", str(out)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
@@ -44,7 +59,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", type=Path, default=Path("build"))
     ap.add_argument("--launches", type=int, default=5)
-    ap.add_argument("--transports", default="mpi,fabric")
+    ap.add_argument("--transports", default="mpi,fabric",
+                    help="comma-separated; each mpi, fabric or auto, optionally with settings of its own: "
+                         "fabric:PARTITA_LIBFABRIC=FILE (as many :K=V as needed)")
     ap.add_argument("--env", action="append", default=[], help="K=V for every launch")
     ap.add_argument("--launcher", default=None, help="command replacing 'mpiexec -n 2'")
     ap.add_argument("--show", default="", help="comma-separated metric names to print (default: all)")
@@ -56,6 +73,8 @@ def main() -> int:
     launcher = shlex.split(a.launcher) if a.launcher else [info["mpiexec"], info.get("mpiexec_numproc_flag", "-n"), "2"]
     env_extra = dict(kv.split("=", 1) for kv in a.env)
     transports = a.transports.split(",")
+    for t in transports:
+        transport_env(t)  # a malformed one stops the campaign before any launch
     # per transport, per (case, metric): the median of each launch
     med: dict[str, dict[tuple, list[float]]] = {t: {} for t in transports}
     loads = []

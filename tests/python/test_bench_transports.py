@@ -1,0 +1,37 @@
+"""scripts/bench-transports.py: transports with settings of their own, side by side."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "bench-transports.py"
+P2P = ["--", "-m", "4K:4K", "-p", "4", "--metric", "overhead", "-i", "3", "-x", "1"]
+
+
+def _run(build, transports, timeout=120):
+    return subprocess.run([sys.executable, str(SCRIPT), "--build", str(build.path), "--launches", "1",
+                           "--transports", transports, *P2P], capture_output=True, text=True, timeout=timeout)
+
+
+def test_each_transport_keeps_its_own_settings(build):
+    p = _run(build, "mpi:PARTITA_POLICY=none,mpi:PARTITA_POLICY=bulk")
+    assert p.returncode == 0, p.stderr
+    header = next(line for line in p.stdout.splitlines() if line.lstrip().startswith("bytes"))
+    assert "mpi:PARTITA_POLICY=none" in header and "mpi:PARTITA_POLICY=bulk" in header
+    row = next(line for line in p.stdout.splitlines() if line.split()[:4] == ["4096", "4", "1", "overhead"])
+    assert row.count("[") == 2  # one cell per transport
+
+
+def test_a_setting_reaches_its_launch_only(build):
+    # the first transport runs; the second's bad policy is refused by the library in its launch
+    p = _run(build, "mpi,mpi:PARTITA_POLICY=nope")
+    assert p.returncode != 0
+    assert "mpi:PARTITA_POLICY=nope" in p.stderr and "PARTITA_POLICY='nope'" in p.stderr
+
+
+def test_a_malformed_transport_stops_before_any_launch(build):
+    p = _run(build, "mpi,fabric:oops", timeout=30)
+    assert p.returncode != 0
+    assert "'fabric:oops': 'oops' is not K=V" in p.stderr
+    assert "launch 1/1 done" not in p.stderr and p.stdout == ""
