@@ -16,6 +16,8 @@ option(PARTITA_FABRIC "Build the libfabric transport when libfabric is found" ON
 set(PARTITA_LIBFABRIC_PATH "newer" CACHE STRING
   "libfabric file the fabric transport loads: newer (of the next two), system, mpi (the MPI library's own) or a path")
 set(PARTITA_HAVE_FABRIC 0)
+set(PARTITA_LIBFABRIC_FILE "")    # the file the fabric transport loads (partita-build.json)
+set(PARTITA_LIBFABRIC_VERSION "")
 set(PARTITA_FI_SYMBOLS fi_getinfo fi_freeinfo fi_dupinfo fi_fabric fi_strerror fi_version)
 
 # The default symbol version of each of PARTITA_FI_SYMBOLS in library `so`
@@ -137,6 +139,7 @@ if(PARTITA_FABRIC)
       partita_fi_default_versions("${_fabric_so}")
       set(_why "")
       partita_choose_libfabric("${_fabric_so}" PARTITA_LIBFABRIC_FILE _why)
+      partita_fi_version("${PARTITA_LIBFABRIC_FILE}" PARTITA_LIBFABRIC_VERSION) # for partita-build.json
       # the other usable libfabric here, if any (the tests load it instead too)
       partita_mpi_libfabric(_mpi_so)
       get_filename_component(_chosen_real "${PARTITA_LIBFABRIC_FILE}" REALPATH)
