@@ -274,7 +274,7 @@ def title(r: CheckResult) -> str:
 
 
 def verdict(r: CheckResult) -> str:
-    """One sentence: in how many cases the check holds in every launch, in the median only, or not."""
+    """One sentence: in how many cases the check holds in every launch, in the median but not in every launch, or not."""
     unjudged = [c for c in r.cases if r.status(c) == NOT_JUDGED]
     if len(unjudged) == len(r.cases):
         return (f"{r.check.what} (run '{r.run}'): not judged: {launches_words(unjudged)}, since the MPI "
@@ -285,7 +285,7 @@ def verdict(r: CheckResult) -> str:
     shaky = [c for c in r.cases if r.status(c) == "median holds"]
     s = f"{r.check.what} (run '{r.run}'): holds in every launch in {n - len(loses) - len(shaky)} of {n} cases"
     if shaky:
-        s += f", in the median only in {len(shaky)}"
+        s += f", and in the median but not in every launch in {len(shaky)}"
     if loses:
         worst = min(loses, key=lambda c: c.median)
         s += (f"; LOSES in the median in {len(loses)} (worst {fmt_bytes(worst.key[0])} in {worst.key[1]} "
