@@ -8,6 +8,8 @@ launches of each launch's median, with the [min-max] range of those
 per-launch medians, and (for two) the ratio of the medians, second over
 first. A transport may carry settings of its own, e.g. two libfabric files
 side by side: --transports mpi,fabric:PARTITA_LIBFABRIC=A,fabric:PARTITA_LIBFABRIC=B
+A transport's settings win over --env and over the build's interposer: fabric:LD_PRELOAD=OTHER/lib/libpartita-mpi.so
+puts another build's library beside this one's.
 
   bench-transports.py [--build DIR] [--launches N] [--transports mpi,fabric]
                       [--env K=V ...] [--launcher CMD] [--show m1,m2] -- P2P_ARGS...
@@ -41,11 +43,25 @@ def transport_env(spec: str) -> dict[str, str]:
     return env
 
 
+def launch_env(build: Path, env_extra: dict[str, str], transport: str) -> dict[str, str]:
+    """The environment of one launch. Later settings win: the build's interposer, then --env, then the
+    transport's own (which may preload another build's interposer, to put two builds side by side)."""
+    return {**os.environ, "LD_PRELOAD": str(build / "lib" / "libpartita-mpi.so"), **env_extra,
+            **transport_env(transport)}
+
+
+def check_preloads(env: dict[str, str], transport: str) -> None:
+    """A file in LD_PRELOAD that does not exist is only warned about by the loader, and the launch would
+    measure the MPI library alone under the transport's name: stop before any launch instead."""
+    for f in filter(None, env["LD_PRELOAD"].replace(":", " ").split()):
+        if not Path(f).is_file():
+            sys.exit(f"bench-transports: '{transport}': LD_PRELOAD names {f}, which does not exist")
+
+
 def run_once(build: Path, launcher: list[str], transport: str, env_extra: dict[str, str], args: list[str]) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = Path(f.name)
-    env = dict(os.environ, LD_PRELOAD=str(build / "lib" / "libpartita-mpi.so"), **env_extra,
-               **transport_env(transport))
+    env = launch_env(build, env_extra, transport)
     cmd = [*launcher, str(build / "bin" / "partita-p2p"), *args, "-f", "json", "-o", str(out)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
@@ -71,10 +87,13 @@ def main() -> int:
     build = a.build.resolve()
     info = json.loads((build / "partita-build.json").read_text())
     launcher = shlex.split(a.launcher) if a.launcher else [info["mpiexec"], info.get("mpiexec_numproc_flag", "-n"), "2"]
+    bad = [kv for kv in a.env if "=" not in kv]
+    if bad:
+        sys.exit(f"bench-transports: --env '{bad[0]}' is not K=V")
     env_extra = dict(kv.split("=", 1) for kv in a.env)
     transports = a.transports.split(",")
-    for t in transports:
-        transport_env(t)  # a malformed one stops the campaign before any launch
+    for t in transports:  # a malformed one, or a missing preload, stops the campaign before any launch
+        check_preloads(launch_env(build, env_extra, t), t)
     # per transport, per (case, metric): the median of each launch
     med: dict[str, dict[tuple, list[float]]] = {t: {} for t in transports}
     loads = []

@@ -30,6 +30,31 @@ def test_a_setting_reaches_its_launch_only(build):
     assert "mpi:PARTITA_POLICY=nope" in p.stderr and "PARTITA_POLICY='nope'" in p.stderr
 
 
+def test_a_transport_setting_overrides_the_preloaded_interposer_and_env(build):
+    # it used to crash with a TypeError when a transport named a variable already set
+    p = subprocess.run([sys.executable, str(SCRIPT), "--build", str(build.path), "--launches", "1",
+                        "--env", "PARTITA_POLICY=nope", "--transports",
+                        f"mpi:PARTITA_POLICY=bulk,mpi:PARTITA_POLICY=none:LD_PRELOAD={build.path}/lib/libpartita-mpi.so",
+                        *P2P], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr  # --env's bad policy reached neither launch
+    assert "Traceback" not in p.stderr
+
+
+def test_a_missing_preload_stops_before_any_launch(build):
+    # the loader only warns about a missing LD_PRELOAD file: the launch would have measured MPI alone
+    missing = build.path / "lib" / "no-such-interposer.so"
+    p = _run(build, f"mpi,mpi:LD_PRELOAD={missing}", timeout=30)
+    assert p.returncode != 0
+    assert f"LD_PRELOAD names {missing}, which does not exist" in p.stderr
+    assert "launch 1/1 done" not in p.stderr and p.stdout == ""
+
+
+def test_an_env_setting_without_a_value_is_refused(build):
+    p = subprocess.run([sys.executable, str(SCRIPT), "--build", str(build.path), "--env", "PARTITA_POLICY",
+                        *P2P], capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "--env 'PARTITA_POLICY' is not K=V" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_a_malformed_transport_stops_before_any_launch(build):
     p = _run(build, "mpi,fabric:oops", timeout=30)
     assert p.returncode != 0
