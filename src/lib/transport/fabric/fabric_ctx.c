@@ -42,6 +42,7 @@ struct pt_fab_ctx {
     unsigned char name[PT_FAB_NAME_MAX];
     size_t namelen;
     pool_slot *pool;
+    int pool_holes; /* some slot is unposted: repost_pool has work (not a scan of 64 slots every poll) */
     pt_fab_mr pool_mr;
     peer_entry *peers;
     int npeers, peers_cap;
@@ -150,11 +151,16 @@ static int post_pool_slot(pt_fab_ctx *ctx, pool_slot *s)
 {
     ssize_t rc = fi_recv(ctx->ep, s->buf, sizeof s->buf, ctx->pool_mr.desc, FI_ADDR_UNSPEC, &s->fi);
     s->posted = rc == 0;
+    if (!s->posted)
+        ctx->pool_holes = 1;
     return rc == -FI_EAGAIN ? 0 : (int)rc;
 }
 
 static void repost_pool(pt_fab_ctx *ctx)
 {
+    if (!ctx->pool_holes)
+        return;
+    ctx->pool_holes = 0; /* set again by any slot left unposted */
     for (int i = 0; i < PT_FAB_POOL; i++)
         if (!ctx->pool[i].posted && post_pool_slot(ctx, &ctx->pool[i]))
             break;
@@ -412,7 +418,7 @@ static void dispatch(pt_fab_ctx *ctx, const struct fi_cq_data_entry *e)
         op->done(ctx, op, 0);
     }
     if (slot)
-        slot->posted = 0;
+        slot->posted = 0, ctx->pool_holes = 1;
 }
 
 static void dispatch_error(pt_fab_ctx *ctx)
@@ -430,7 +436,7 @@ static void dispatch_error(pt_fab_ctx *ctx)
     if (handlers.error)
         handlers.error(ctx, code, fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, NULL, 0));
     if (slot)
-        slot->posted = 0;
+        slot->posted = 0, ctx->pool_holes = 1;
 }
 
 int pt_fab_poll(pt_fab_ctx *ctx, int max, int locked)
@@ -462,6 +468,19 @@ int pt_fab_poll(pt_fab_ctx *ctx, int max, int locked)
     if (!locked)
         pt_fab_unlock(ctx);
     return rc ? rc : handled;
+}
+
+static _Thread_local int queues_fresh;
+
+void pt_fab_queues_read(void) { queues_fresh = 1; }
+
+int pt_fab_poll_again(pt_fab_ctx *ctx, int max)
+{
+    if (queues_fresh) {
+        queues_fresh = 0;
+        return 0;
+    }
+    return pt_fab_poll(ctx, max, 0);
 }
 
 int pt_fab_poll_all(int max)

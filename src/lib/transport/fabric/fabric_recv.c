@@ -221,7 +221,7 @@ int pt_fab_recv_progress(pt_request *req, int lo, int hi)
     pthread_mutex_unlock(&t->lock);
     if (!connected)
         return MPI_SUCCESS;
-    pt_fab_poll(t->ctx, 64, 0);
+    pt_fab_poll_again(t->ctx, 64);
     pthread_mutex_lock(&t->lock);
     grant(t);
     if (t->reply_req != MPI_REQUEST_NULL) {

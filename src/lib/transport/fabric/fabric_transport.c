@@ -243,7 +243,9 @@ static int fab_pending(void) { return atomic_load_explicit(&live_count, memory_o
 /* Help every live request (with_mpi: from an application thread). */
 static void help_all(int with_mpi)
 {
-    pt_fab_poll_all(64);
+    int n = pt_fab_poll_all(64);
+    if (with_mpi && n >= 0 && n < 64) /* all read (a full batch may have left more) */
+        pt_fab_queues_read();
     pthread_mutex_lock(&live_lock);
     for (int i = 0; i < nlive; i++) {
         if (*(int *)live[i] == PT_FAB_SENDER)
