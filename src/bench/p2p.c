@@ -119,7 +119,8 @@ static void configure(pt_cli *cli, p2p_config *cfg)
     pt_add_sizes(cli, "message-size", 'm', &cfg->sizes, "MIN:MAX", "total message bytes, powers of two (K, M, G suffixes)");
     pt_add_int_list(cli, "partitions", 'p', &cfg->parts, "P[,P...]", "send partitions (each >= --threads)", 1, 1 << 20);
     pt_add_int(cli, "recv-partitions", 'q', &cfg->recv_parts, "Q", "receive partitions (0: same as P)", 0, 1 << 20);
-    pt_add_choice(cli, "metric", 0, &cfg->metric, "NAME", "metric(s) to report", metric_names);
+    pt_add_choice(cli, "metric", 0, &cfg->metric, "NAME",
+                  "the metric to report (all: every one; given twice, the last wins)", metric_names);
     pt_add_choice(cli, "clock", 0, &cfg->clock, "HOW",
                   "comparing the ranks' time stamps: auto (one shared clock on one node, ping-pong offset estimate across nodes) "
                   "or pingpong (always estimate)", clock_names);
