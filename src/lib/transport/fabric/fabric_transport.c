@@ -256,18 +256,10 @@ static void help_all(int with_mpi)
     pthread_mutex_unlock(&live_lock);
 }
 
-/* Set when an application thread has helped every live request (fab_poll,
- * from MPI_Parrived, MPI_Test, MPI_Wait...), cleared by the fabric's thread
- * at each wake-up: the thread's sign that the application is doing its work. */
-static atomic_int app_polled;
-
 static void fab_poll(void)
 {
-    if (!atomic_load_explicit(&live_count, memory_order_relaxed))
-        return;
-    help_all(1);
-    if (!atomic_load_explicit(&app_polled, memory_order_relaxed))
-        atomic_store_explicit(&app_polled, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&live_count, memory_order_relaxed))
+        help_all(1);
 }
 
 /* The fabric's progress thread: what an RDMA NIC does by itself, here every
@@ -275,15 +267,8 @@ static void fab_poll(void)
  * (credits, replies, arrivals, local completions) and posts queued messages
  * whose credit came, so that a sender blocked in another MPI call (MPI_Recv,
  * a collective) still sends, and a receiver's sender still sees its credit.
- * It makes no MPI call. While the application polls the fabric itself, the
- * thread doubles its sleep up to BACKOFF_US, and it returns to PROGRESS_US
- * (and helps) at the first wake-up the application has not polled since the
- * last: work waits at most about 2 x BACKOFF_US once the application stops
- * polling. Why: with the ranks filling the cores, each wake-up preempts a
- * rank; waking every 100 us during the application's own polling made one
- * 1 MiB write 10-20% slower (docs/library.md, "The fabric's progress thread"). */
+ * It makes no MPI call. */
 #define PROGRESS_US 100
-#define BACKOFF_US 800
 #define IDLE_US 5000
 static pthread_t progress_thread;
 static atomic_int progress_started; /* read by partita's progress thread (fab_self_progressed) */
@@ -296,20 +281,11 @@ static void *progress_main(void *arg)
 #ifdef __linux__
     prctl(PR_SET_NAME, "pt-fabric", 0UL, 0UL, 0UL); /* its name in top -H, gdb and /proc */
 #endif
-    long period = PROGRESS_US;
     while (!atomic_load_explicit(&progress_stop, memory_order_relaxed)) {
         int busy = atomic_load_explicit(&live_count, memory_order_relaxed) > 0;
-        if (busy && atomic_exchange_explicit(&app_polled, 0, memory_order_relaxed)) {
-            /* The application polled in the last period and so did this
-             * period's work: step back further (each wake-up preempts a rank
-             * when the ranks fill the cores). */
-            period = period * 2 < BACKOFF_US ? period * 2 : BACKOFF_US;
-        } else {
-            period = PROGRESS_US;
-            if (busy)
-                help_all(0);
-        }
-        struct timespec ts = {0, (busy ? period : IDLE_US) * 1000L};
+        if (busy)
+            help_all(0);
+        struct timespec ts = {0, (busy ? PROGRESS_US : IDLE_US) * 1000L};
         nanosleep(&ts, NULL);
     }
     return NULL;
