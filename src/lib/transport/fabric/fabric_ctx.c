@@ -146,13 +146,20 @@ int pt_fab_provider_available(const char *provider, char *err, size_t errlen)
     return 1;
 }
 
+/* Every change of a slot's posted state goes here, so that an unposted slot
+ * always leaves pool_holes set for repost_pool. */
+static void set_posted(pt_fab_ctx *ctx, pool_slot *s, int posted)
+{
+    s->posted = posted;
+    if (!posted)
+        ctx->pool_holes = 1;
+}
+
 /* A slot the provider had no room for stays unposted until the next poll. */
 static int post_pool_slot(pt_fab_ctx *ctx, pool_slot *s)
 {
     ssize_t rc = fi_recv(ctx->ep, s->buf, sizeof s->buf, ctx->pool_mr.desc, FI_ADDR_UNSPEC, &s->fi);
-    s->posted = rc == 0;
-    if (!s->posted)
-        ctx->pool_holes = 1;
+    set_posted(ctx, s, rc == 0);
     return rc == -FI_EAGAIN ? 0 : (int)rc;
 }
 
@@ -418,7 +425,7 @@ static void dispatch(pt_fab_ctx *ctx, const struct fi_cq_data_entry *e)
         op->done(ctx, op, 0);
     }
     if (slot)
-        slot->posted = 0, ctx->pool_holes = 1;
+        set_posted(ctx, slot, 0);
 }
 
 static void dispatch_error(pt_fab_ctx *ctx)
@@ -436,7 +443,7 @@ static void dispatch_error(pt_fab_ctx *ctx)
     if (handlers.error)
         handlers.error(ctx, code, fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, NULL, 0));
     if (slot)
-        slot->posted = 0, ctx->pool_holes = 1;
+        set_posted(ctx, slot, 0);
 }
 
 int pt_fab_poll(pt_fab_ctx *ctx, int max, int locked)

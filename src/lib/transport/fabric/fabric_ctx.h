@@ -119,7 +119,9 @@ int pt_fab_poll_all(int max);
  * pass over the receive pool that each read made, an MPI_Parrived that
  * finds nothing took about 580 ns; 425 with one read and no pass).
  * The mark is thread-local and used up by the first read it skips, so a
- * stale one costs one skipped read at most. */
+ * stale one costs one skipped read at most: the receive progress that uses
+ * it runs right after the background poll, or (a receive still waiting for
+ * its set-up) inside that poll just before the queues are read. */
 void pt_fab_queues_read(void);
 int pt_fab_poll_again(pt_fab_ctx *ctx, int max);
 
