@@ -70,6 +70,45 @@ static void reply(pt_fab_recv *t, int status)
         fail(t, "fabric transport: MPI_Isend of the refusal to rank %s failed", "the sender");
 }
 
+/* The sender splits mid-sized writes into pieces of piece bytes: a counter
+ * per message and per run (by its first partition). */
+static int count_pieces(pt_fab_recv *t, size_t piece)
+{
+    t->msg_pieces = calloc((size_t)t->msgs_cap_round, 1);
+    if (t->runs_cap)
+        t->run_pieces = calloc((size_t)t->runs_cap, 1);
+    if (!t->msg_pieces || (t->runs_cap && !t->run_pieces))
+        return 0;
+    t->piece = piece;
+    return 1;
+}
+
+int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
+{
+    if (!t->piece)
+        return 1;
+    size_t len;
+    unsigned char *in;
+    if (pt_imm_kind(imm) == PT_IMM_MESSAGE) {
+        uint64_t j = pt_imm_low(imm);
+        if (j >= (uint64_t)t->msgs_cap_round)
+            return 1; /* names nothing: counted as bad by the caller */
+        len = t->tstart[j + 1] - t->tstart[j];
+        in = &t->msg_pieces[j];
+    } else {
+        uint32_t first = pt_imm_run_first(imm), count = pt_imm_run_count(imm);
+        if (!t->run_pieces || count == 0 || (uint64_t)first + count > (uint64_t)t->runs_cap)
+            return 1;
+        len = (size_t)count * t->part_bytes;
+        in = &t->run_pieces[first];
+    }
+    unsigned n = pt_fab_pieces(len, t->piece);
+    if (n > 1 && ++*in < n)
+        return 0;
+    *in = 0;
+    return 1;
+}
+
 /* The hello is in: open the sender's provider, register where the bytes
  * land, learn the sender's address, reply. */
 static void connect(pt_fab_recv *t)
@@ -83,6 +122,11 @@ static void connect(pt_fab_recv *t)
         return;
     }
     const char *provider = h->cand[0].provider;
+    if (h->piece && !count_pieces(t, h->piece)) {
+        fail(t, "fabric transport: out of memory for counting the sender's pieces%s", "");
+        reply(t, PT_FAB_ST_REGISTER);
+        return;
+    }
     if (!strcmp(provider, "shm") && h->host != pt_fab_host_hash()) {
         fail(t, "fabric transport: the sender asks for provider shm from another host%s", "");
         reply(t, PT_FAB_ST_NO_PROVIDER);
@@ -168,11 +212,15 @@ int pt_fab_recv_setup(pt_request *req)
     t->comm = pt_fab_comm();
     t->msgs_cap_round = r->ntrans;
     t->msgs = malloc((size_t)r->ntrans * sizeof *t->msgs);
+    t->part_bytes = (size_t)r->hs[PT_HS_PART_BYTES];
+    t->tstart = malloc(((size_t)r->ntrans + 1) * sizeof *t->tstart);
+    if (t->tstart && r->tstart)
+        memcpy(t->tstart, r->tstart, ((size_t)r->ntrans + 1) * sizeof *t->tstart);
     if (r->hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) {
         t->runs_cap = r->sparts;
         t->runs = malloc(2 * (size_t)r->sparts * sizeof *t->runs);
     }
-    if (!t->msgs || (t->runs_cap && !t->runs)) {
+    if (!t->msgs || !t->tstart || (t->runs_cap && !t->runs)) {
         r->error = PT_E_NO_MEM;
         return MPI_SUCCESS;
     }
@@ -279,6 +327,9 @@ void pt_fab_recv_destroy(pt_request *req)
     pthread_mutex_destroy(&t->lock);
     free(t->msgs);
     free(t->runs);
+    free(t->tstart);
+    free(t->msg_pieces);
+    free(t->run_pieces);
     free(t);
     req->tp = NULL;
 }

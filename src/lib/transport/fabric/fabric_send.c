@@ -55,8 +55,22 @@ static int ready(pt_fab_send *s)
     return s->connected && atomic_load_explicit(&s->credits, memory_order_acquire) >= s->round;
 }
 
+/* qlock and the context's lock held: the pieces of it not posted yet
+ * (fabric_wire.h); a full queue stops it, and the next drain goes on from there. */
+static int post_pieces(pt_fab_send *s, pt_fab_pending *it, uint64_t imm)
+{
+    int rc = 0;
+    while (rc == 0 && it->sent < it->len) {
+        size_t at = it->offset + it->sent, n = it->len - it->sent < s->piece ? it->len - it->sent : s->piece;
+        rc = pt_fab_inject_write(s->ctx, s->src + at, n, s->dest, s->reply.base + at, s->reply.key, imm);
+        if (rc == 0)
+            it->sent += n;
+    }
+    return rc;
+}
+
 /* qlock held: post one queued item. Returns 0, -FI_EAGAIN or a libfabric error. */
-static int post(pt_fab_send *s, const pt_fab_pending *it)
+static int post(pt_fab_send *s, pt_fab_pending *it)
 {
     uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
     int rc, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
@@ -67,6 +81,8 @@ static int post(pt_fab_send *s, const pt_fab_pending *it)
     else if (injected) /* no completion to reap: the bytes are copied out now */
         rc = pt_fab_inject_write(s->ctx, s->src + it->offset, it->len, s->dest, s->reply.base + it->offset,
                                  s->reply.key, imm);
+    else if ((injected = pt_fab_pieces(it->len, s->piece) > 1))
+        rc = post_pieces(s, it, imm);
     else
         rc = pt_fab_write(s->ctx, s->src + it->offset, it->len, s->mr.desc, s->dest, s->reply.base + it->offset,
                           s->reply.key, imm, &s->wops[n].op);
@@ -179,7 +195,7 @@ static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uin
     if (s->qtail == s->qcap) {
         rc = -FI_EOVERFLOW; /* more than a round holds: a bug above the seam */
     } else {
-        s->queue[s->qtail++] = (pt_fab_pending){offset, len, kind, low};
+        s->queue[s->qtail++] = (pt_fab_pending){.offset = offset, .len = len, .kind = kind, .low = low};
         rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(s) : 0;
     }
     pthread_mutex_unlock(&s->qlock);
@@ -327,6 +343,9 @@ int pt_fab_send_init(pt_request *req)
     h->sender_id = s->id;
     h->host = pt_fab_host_hash();
     h->ncand = 1;
+    size_t inject = pt_fab_inject_size(s->ctx);
+    s->piece = pt_fab_pieces_wanted() && inject >= PT_FAB_PIECE_MIN ? inject : 0;
+    h->piece = (uint32_t)s->piece;
     snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);
     const void *name;
     h->cand[0].namelen = (uint32_t)pt_fab_name(s->ctx, &name);

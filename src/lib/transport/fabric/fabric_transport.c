@@ -37,6 +37,8 @@ MPI_Comm pt_fab_comm(void) { return fab_comm; }
 int pt_fab_next_tag(void) { return (int)(((unsigned)atomic_fetch_add(&next_tag, 2)) % (unsigned)tag_ub) & ~1; }
 /* PARTITA_FABRIC_PROGRESS_THREAD: 0 or 1 (the default), read in MPI_Init. */
 static int progress_wanted = 1;
+static int pieces_wanted = 1;
+int pt_fab_pieces_wanted(void) { return pieces_wanted; }
 
 static void start_progress_thread(void);
 
@@ -170,7 +172,8 @@ static void open_early(void)
 
 static int fab_connect(char *err, size_t errlen)
 {
-    if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen))
+    if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen) ||
+        pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen))
         return MPI_ERR_OTHER;
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &fab_comm);
     if (rc != MPI_SUCCESS) {
@@ -327,6 +330,8 @@ void pt_fab_reply_in(pt_fab_send *s, const void *payload, size_t len)
 
 void pt_fab_arrival(pt_fab_recv *r, uint64_t imm)
 {
+    if (!pt_fab_recv_whole(r, imm))
+        return;
     if (pt_imm_kind(imm) == PT_IMM_MESSAGE) {
         int n = atomic_load_explicit(&r->nmsgs, memory_order_relaxed);
         if (r->msgs && n < r->msgs_cap_round) {

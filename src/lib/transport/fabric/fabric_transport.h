@@ -19,8 +19,9 @@
  *            marked before its round's credit (or before the reply) is queued
  *            and posted by progress as soon as both are in.
  *   arrival  The receiver's completion queue reports each write with its
- *            immediate; the request's progress turns them into the upcalls
- *            pt_recv_message_done / pt_recv_parts_in.
+ *            immediate (a write of a few inject sizes comes as injected
+ *            pieces, which it counts: fabric_wire.h); the request's progress
+ *            turns them into the upcalls pt_recv_message_done / pt_recv_parts_in.
  *   sender   The round is complete locally when every write posted in it has
  *            its local completion. A non-contiguous type is packed into a
  *            staging buffer, each message's partitions just before it goes. */
@@ -65,6 +66,7 @@ typedef struct pt_fab_pending {
     size_t offset, len; /* bytes of the round */
     unsigned kind;      /* PT_IMM_MESSAGE or PT_IMM_RUN */
     uint64_t low;       /* the immediate's low bits */
+    size_t sent;        /* of a write that goes in pieces: bytes posted (a full queue stops it midway) */
 } pt_fab_pending;
 
 typedef struct pt_fab_send {
@@ -84,6 +86,7 @@ typedef struct pt_fab_send {
     size_t *off;              /* ntrans+1 byte offsets of the messages */
     fi_addr_t dest;
     const char *src;          /* byte 0 of the round: the user's buffer, or staging */
+    size_t piece;             /* bytes of a piece (fabric_wire.h), 0: every write goes whole */
     char *staging;            /* non-contiguous types: packed here */
     pt_fab_mr mr;             /* of src, when the provider wants local registration */
     atomic_int credits;       /* rounds granted */
@@ -135,6 +138,14 @@ typedef struct pt_fab_recv {
     int runs_seen;
     int runs_cap;
     atomic_int bad;           /* immediates naming nothing of this round */
+    /* Pieces (fabric_wire.h): the sender's piece size (from the hello), this
+     * layout's message offsets and partition bytes (the request's may be
+     * another layout's when a piece comes), and the pieces in so far of each
+     * message and of each run by its first partition (under the context's
+     * lock; back to 0 when the write is whole, so no reset per round). */
+    size_t piece;
+    size_t *tstart, part_bytes;
+    unsigned char *msg_pieces, *run_pieces;
 } pt_fab_recv;
 
 /* fabric_send.c, fabric_recv.c */
@@ -155,6 +166,11 @@ void pt_fab_recv_destroy(struct pt_request *req);
 void pt_fab_credit_in(pt_fab_send *s, uint64_t round);
 void pt_fab_reply_in(pt_fab_send *s, const void *payload, size_t len);
 void pt_fab_arrival(pt_fab_recv *r, uint64_t imm);
+/* fabric_recv.c, under the context's lock: whether the write imm names is
+ * whole with this completion (a piece of one still missing others is not). */
+int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm);
+/* PARTITA_FABRIC_PIECES: 1 (the default) or 0 (every write goes whole), read in MPI_Init. */
+int pt_fab_pieces_wanted(void);
 /* The transport's communicator and a fresh pair of tags on it (hello on the
  * even tag, the reply on tag + 1). */
 MPI_Comm pt_fab_comm(void);
