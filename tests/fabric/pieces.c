@@ -10,8 +10,7 @@
  * Usage: partita-test-fabric-pieces */
 #include <time.h>
 
-#include "../lib/ptest.h"
-#include "partita/partita.h"
+#include "fabric_round.h"
 
 #define ROUNDS 3
 
@@ -71,9 +70,7 @@ static void rounds_of(int rank, size_t part, int parts, long late_us)
             CHECK(wrong == 0, "%d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round, wrong);
         }
     }
-    const char *name = "";
-    OK(Partita_Request_transport(req, &name));
-    CHECK(!strcmp(name, "fabric"), "transport %s, expected fabric", name);
+    fabric_expect_transport(req);
     OK(MPI_Request_free(&req));
     free(buf);
 }
