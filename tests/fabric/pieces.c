@@ -5,22 +5,15 @@
  * byte as soon as MPI_Parrived reports the partition (a write reported at its
  * first piece shows the rest of the round before) and again after MPI_Wait;
  * the sender marks the second half late, so the timer policy sends runs.
- * Then rounds of 1024 writes of three pieces each, marked back to back, so
- * the provider's inject queue fills and writes are resumed midway.
+ * Then rounds of 1024 partitions of 12 KiB marked back to back: under none,
+ * 1024 writes of three pieces each, so the provider's inject queue fills and
+ * writes are resumed midway.
  * Usage: partita-test-fabric-pieces */
-#include <time.h>
-
 #include "fabric_round.h"
 
 #define ROUNDS 3
 
 static unsigned char byte_of(size_t i, int round) { return (unsigned char)(i * 7 + (size_t)round * 31 + 1); }
-
-static void nap_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
 
 /* The bytes of partition p that are not round's: 0 when all are. */
 static long wrong_in(const unsigned char *buf, size_t part, int p, int round)
@@ -48,7 +41,7 @@ static void rounds_of(int rank, size_t part, int parts, long late_us)
             OK(MPI_Start(&req));
             for (int p = 0; p < parts; p++) {
                 if (late_us && p == parts / 2)
-                    nap_us(late_us);
+                    ptest_pause_us(late_us);
                 OK(MPI_Pready(p, req));
             }
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));

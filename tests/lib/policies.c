@@ -11,8 +11,6 @@
  *                       waits: the progress thread (PARTITA_PROGRESS_THREAD=1)
  *                       must send the runs
  *   policies table N    the table policy must use N messages (PARTITA_TUNING) */
-#include <time.h>
-
 #include "partita/model.h"
 #include "partita/partita.h"
 #include "ptest.h"
@@ -54,12 +52,6 @@ static int most_messages(void)
 }
 
 static double value(int c, int i) { return c * 100000.0 + i; }
-
-static void pause_ms(int ms)
-{
-    struct timespec t = { 0, ms * 1000000L };
-    nanosleep(&t, NULL);
-}
 
 static MPI_Info info_for(const pcase *pc)
 {
@@ -116,7 +108,7 @@ static void timer_laggards(int rank, int by_thread, int nlag, int qparts, int gr
                     if (group_lags(round, nlag, p / per, per) == lagging && !is_laggard(round, nlag, p))
                         OK(MPI_Pready(p, req));
                 if (!lagging && groups > 1)
-                    pause_ms(5);
+                    ptest_pause_us(5000);
             }
             int flag = 0, runs = -1;
             if (by_thread) {
@@ -125,10 +117,10 @@ static void timer_laggards(int rank, int by_thread, int nlag, int qparts, int gr
                     OK(Partita_Request_runs(req, &runs));
                     if (runs >= 1)
                         break;
-                    pause_ms(1);
+                    ptest_pause_us(1000);
                 }
             } else {
-                pause_ms(1);
+                ptest_pause_us(1000);
                 OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* delta has passed: the ready runs go now */
                 CHECK(!flag, "timer: send complete without its laggard");
             }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int ptest_errors;
 
@@ -23,6 +24,13 @@ static int ptest_errors;
             ptest_errors++;                                                                    \
         }                                                                                      \
     } while (0)
+
+/* Sleep us microseconds (a stalled marking thread, a late partition). */
+static inline void ptest_pause_us(long us)
+{
+    struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+    nanosleep(&t, NULL);
+}
 
 /* An MPI call that must succeed. */
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)

@@ -4,15 +4,7 @@
  * at every progress call) per partition. Run with 2 ranks:
  *   stall [-s SEND_PARTS] [-r RECV_PARTS] [-k MARK_BEFORE_STALL] [-d STALL_US] [-i ROUNDS]
  * Every byte is checked; the timeout of the test is the hang check. */
-#include <time.h>
-
 #include "ptest.h"
-
-static void pause_us(long us)
-{
-    struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
-    nanosleep(&t, NULL);
-}
 
 int main(int argc, char **argv)
 {
@@ -51,7 +43,7 @@ int main(int argc, char **argv)
             OK(MPI_Start(&req));
             for (int p = 0; p < before; p++)
                 OK(MPI_Pready(p, req));
-            pause_us(stall_us); /* the marking thread stalls: the timer splits the group */
+            ptest_pause_us(stall_us); /* the marking thread stalls: the timer splits the group */
             for (int p = before; p < sparts; p++)
                 OK(MPI_Pready(p, req));
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));

@@ -9,18 +9,10 @@
  *  - mixed arrays: Testall/Waitany/Waitsome over partita and ordinary requests;
  *  - the handle stays valid after Wait and is nulled by Request_free;
  *  - many Start rounds on one request. */
-#include <time.h>
-
 #include "ptest.h"
 
 #define PARTS 4
 #define PER 256
-
-static void pause_ms(int ms)
-{
-    struct timespec t = { 0, ms * 1000000L };
-    nanosleep(&t, NULL);
-}
 
 static int empty_status(const MPI_Status *st)
 {
@@ -71,7 +63,7 @@ int main(int argc, char **argv)
             CHECK(!flag, "Request_get_status: send complete before its last partition was ready");
             if (flag)
                 break;
-            pause_ms(1);
+            ptest_pause_us(1000);
         }
         OK(MPI_Pready(PARTS - 1, req));
         OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
@@ -82,13 +74,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < 20; i++) {
             OK(MPI_Parrived(req, 0, &flag));
             CHECK(!flag, "Parrived true before the sender marked anything");
-            pause_ms(1);
+            ptest_pause_us(1000);
         }
         MPI_Send(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
         for (int i = 0; i < 20; i++) {
             OK(MPI_Parrived(req, PARTS - 1, &flag));
             CHECK(!flag, "Parrived true for a partition not yet marked ready");
-            pause_ms(1);
+            ptest_pause_us(1000);
         }
         MPI_Send(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
         ptest_parrived_loop(req, 0);
