@@ -254,6 +254,14 @@ typedef struct ptm_loggp_sample {
 int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, ptm_params *out,
                      char *err, size_t errlen);
 
+/* The same, where the caller knows some protocol switches (a transport's own,
+ * e.g. the fabric's inject size and its largest write in pieces): known[k],
+ * ascending, is the last size of a segment. They are kept as they are, and
+ * switches are detected only beyond the last of them, with the segments
+ * max_seg leaves. */
+int ptm_loggp_derive_known(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, const size_t *known,
+                           int nknown, ptm_params *out, char *err, size_t errlen);
+
 /* ---- tuning table (partita.tuning/1) ------------------------------------- */
 
 /* Measured best transport count per (total bytes, user partitions). */

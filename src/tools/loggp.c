@@ -46,6 +46,8 @@ static const char details[] =
     "- d amplifies noise by d);  g + G(s-1) = (PRTT(n,0,s) - PRTT(1,0,s))/(n-1), fitted\n"
     "per protocol segment by least squares;  L = PRTT(1,0,s)/2 - o_s - o_r - G(s-1) (overheads removed).\n"
     "Protocol switches (eager -> rendezvous) are detected in the data and refined with extra sizes.\n"
+    "With --transport fabric the transport's own switches are known and kept: the provider's inject size and\n"
+    "the largest write that goes in pieces; switches are detected only beyond them.\n"
     "-f json writes the partita.loggp/1 parameter file; `partita loggp` saves it where libpartita finds it.";
 
 static void configure(pt_cli *cli, loggp_config *cfg)
@@ -77,8 +79,9 @@ static void configure(pt_cli *cli, loggp_config *cfg)
                   "isend: MPI_Isend and receives posted ahead, as libpartita sends transport messages; "
                   "send: blocking MPI_Send/MPI_Recv as Netgauge", apis);
     pt_add_choice(cli, "transport", 0, &cfg->transport, "T",
-                  "mpi: MPI point-to-point (--api); fabric: libfabric RMA writes with remote CQ data, as libpartita's "
-                  "fabric transport (provider: PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)",
+                  "mpi: MPI point-to-point (--api); fabric: libfabric RMA writes with remote CQ data, posted as libpartita's "
+                  "fabric transport posts them (injected up to the provider's inject size, in up to 4 injected pieces "
+                  "above it, whole beyond; PARTITA_FABRIC_PIECES=0: never in pieces) (provider: PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)",
                   transports);
     pt_add_string(cli, "save", 0, &cfg->save, "FILE", "also write the partita.loggp/1 parameter file to FILE");
     pt_common_options(cli, &cfg->c, PT_COMMON_ITER | PT_COMMON_OUTPUT);
@@ -293,9 +296,16 @@ int main(int argc, char **argv)
             break;
     }
     measure_sizes(&probe, &cfg, sizes, n, samples);
+    size_t known[2];
+    int nknown = 0;
+#if PARTITA_HAVE_FABRIC
+    if (fabric)
+        nknown = loggp_fabric_switches(known);
+#endif
     ptm_params params;
     char err[512];
-    if (ctx.rank == 0 && ptm_loggp_derive(samples, n, cfg.count, cfg.max_segments, &params, err, sizeof err))
+    if (ctx.rank == 0 &&
+        ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err, sizeof err))
         pt_abort(&ctx, "cannot derive LogGP parameters: %s", err);
     if (cfg.refine > 0) {
         size_t extra[MAX_SIZES];
@@ -306,7 +316,8 @@ int main(int argc, char **argv)
         n += (size_t)k;
         if (k > 0 && ctx.rank == 0) {
             qsort(samples, n, sizeof *samples, by_bytes);
-            if (ptm_loggp_derive(samples, n, cfg.count, cfg.max_segments, &params, err, sizeof err))
+            if (ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err,
+                                       sizeof err))
                 pt_abort(&ctx, "cannot derive LogGP parameters: %s", err);
         }
     }

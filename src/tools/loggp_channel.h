@@ -36,6 +36,10 @@ extern const loggp_channel loggp_mpi_isend; /* MPI_Isend / receives posted ahead
 const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size_t server_bytes, int same_host,
                                        char *err, size_t errlen);
 const char *loggp_fabric_provider(void);
+/* The fabric transport's own protocol switches, as the last size of each
+ * segment (ptm_loggp_derive_known): the inject size and, when writes go in
+ * pieces, the largest write in pieces. Returns how many. */
+int loggp_fabric_switches(size_t known[2]);
 void loggp_fabric_close(loggp_probe *p);
 
 #endif

@@ -1,8 +1,10 @@
-/* The fabric channel of the PRTT probe (loggp_channel.h): each message is one
- * RMA write with remote CQ data into the server's buffer, as libpartita's
- * fabric transport sends a transport message; the server "receives" it by
- * finding its completion on the completion queue; the reply is a write back
- * (an empty control message when it has no bytes). */
+/* The fabric channel of the PRTT probe (loggp_channel.h): each message is an
+ * RMA write with remote CQ data into the server's buffer, posted exactly as
+ * libpartita's fabric transport posts a transport message (pt_fab_put:
+ * injected, in injected pieces, or whole with a completion;
+ * PARTITA_FABRIC_PIECES=0 as there); the server "receives" it by finding its
+ * completions on the completion queue; the reply is a write back (an empty
+ * control message when it has no bytes). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,38 +57,45 @@ static void on_done(pt_fab_ctx *ctx, pt_fab_op *op, int error)
 
 static void poll_once(void) { pt_fab_poll(st.ctx, 64, 0); }
 
+static size_t piece; /* as the transport's sender splits its writes (fabric_wire.h) */
+static long writes_posted; /* that complete: injected writes and pieces do not */
+
 static void write_to_peer(loggp_probe *p, size_t offset, size_t s, uint64_t imm)
 {
     pt_fab_lock(st.ctx);
-    int rc;
-    if (s == 0)
+    int rc, completes = 0;
+    if (s == 0) {
         while ((rc = pt_fab_control(st.ctx, st.peer, imm, NULL, 0, NULL, NULL)) == -FI_EAGAIN)
             pt_fab_poll(st.ctx, 64, 1);
-    else
-        while ((rc = pt_fab_write(st.ctx, p->buf, s, st.mr.desc, st.peer, st.peer_base + offset, st.peer_key, imm,
-                                  &st.op)) == -FI_EAGAIN)
+    } else {
+        pt_fab_put_write w = {.src = p->buf, .desc = st.mr.desc, .len = s, .dest = st.peer,
+                              .raddr = st.peer_base + offset, .key = st.peer_key, .imm = imm, .piece = piece};
+        size_t sent = 0;
+        while ((rc = pt_fab_put(st.ctx, &w, &sent, &st.op, &completes)) == -FI_EAGAIN)
             pt_fab_poll(st.ctx, 64, 1);
+    }
     pt_fab_unlock(st.ctx);
     if (rc) {
-        fprintf(stderr, "partita-loggp: fi_writedata/fi_injectdata: %s\n", pt_fab_strerror(rc));
+        fprintf(stderr, "partita-loggp: fi_writedata/fi_inject_writedata: %s\n", pt_fab_strerror(rc));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    writes_posted += completes;
 }
 
-/* Wait for the next arrival (a write or an empty reply). */
-static void take_arrival(void)
+static size_t peer_piece; /* the peer's piece size: a write of s bytes arrives in pt_fab_pieces(s, it) */
+
+/* Wait for the next arrival of s bytes (a write, its pieces, or an empty reply). */
+static void take_arrival(size_t s)
 {
-    while (st.arrived <= st.consumed)
+    long n = s ? (long)pt_fab_pieces(s, peer_piece) : 1;
+    while (st.arrived < st.consumed + n)
         poll_once();
-    st.consumed++;
+    st.consumed += n;
 }
-
-static long writes_posted;
 
 static void send_write(loggp_probe *p, int i, size_t s)
 {
     write_to_peer(p, (size_t)i * p->slot, s, pt_imm(PT_IMM_MESSAGE, 0, (uint64_t)i));
-    writes_posted += s > 0;
 }
 
 static void complete_writes(loggp_probe *p, int n)
@@ -97,13 +106,12 @@ static void complete_writes(loggp_probe *p, int n)
 }
 
 static void prepare(loggp_probe *p, int n, size_t s) { (void)p, (void)n, (void)s; }
-static void recv_write(loggp_probe *p, int i, size_t s) { (void)p, (void)i, (void)s, take_arrival(); }
+static void recv_write(loggp_probe *p, int i, size_t s) { (void)p, (void)i, take_arrival(s); }
 static void reply_send(loggp_probe *p, size_t s)
 {
     write_to_peer(p, 0, s, pt_imm(PT_IMM_MESSAGE, 0, 0));
-    writes_posted += s > 0;
 }
-static void reply_recv(loggp_probe *p, size_t s) { (void)p, (void)s, take_arrival(); }
+static void reply_recv(loggp_probe *p, size_t s) { (void)p, take_arrival(s); }
 
 /* The server's reply writes complete off the clock. */
 static void next_round(loggp_probe *p, int n, size_t s)
@@ -118,8 +126,17 @@ static const loggp_channel fabric_channel = {
 
 const char *loggp_fabric_provider(void) { return provider; }
 
+int loggp_fabric_switches(size_t known[2])
+{
+    int n = 0;
+    known[n++] = pt_fab_inject_size(st.ctx);
+    if (piece)
+        known[n++] = piece * PT_FAB_PIECES_MAX;
+    return n;
+}
+
 typedef struct exchange {
-    uint64_t base, key;
+    uint64_t base, key, piece;
     uint32_t namelen;
     unsigned char name[PT_FAB_NAME_MAX];
 } exchange;
@@ -148,7 +165,11 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
                  ok ? "" : pt_fab_strerror(rc));
         return NULL;
     }
-    exchange mine = {.base = st.mr.base, .key = st.mr.key}, theirs;
+    int pieces_wanted;
+    if (pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen))
+        return NULL; /* the same environment on both ranks: both stop here */
+    piece = pt_fab_piece_size(st.ctx, pieces_wanted);
+    exchange mine = {.base = st.mr.base, .key = st.mr.key, .piece = piece}, theirs;
     const void *name;
     mine.namelen = (uint32_t)pt_fab_name(st.ctx, &name);
     memcpy(mine.name, name, mine.namelen);
@@ -156,6 +177,7 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     st.peer_base = theirs.base;
     st.peer_key = theirs.key;
+    peer_piece = theirs.piece;
     pt_fab_lock(st.ctx);
     rc = pt_fab_peer(st.ctx, theirs.name, theirs.namelen, &st.peer);
     pt_fab_unlock(st.ctx);

@@ -188,6 +188,73 @@ static void overlapping_overheads_are_scaled(void)
     CHECK_NEAR(ptm_completion_us(&p, 1, &k, &r), 1.3 + 1e-4 * 4095, 1e-6);
 }
 
+/* Round trips of the sizes first, 2 first, ... (doubling, up to 4 MiB) as
+ * segments seg[0..nseg) would give them (each segment's L includes its
+ * handshake here, as derive splits it off). */
+static size_t segmented_prtt(ptm_loggp_sample *out, size_t first, int nmsg, const ptm_segment *seg, int nseg)
+{
+    size_t n = 0;
+    for (size_t s = first; s <= (4u << 20); s *= 2, n++) {
+        const ptm_segment *p = seg;
+        while (p < seg + nseg - 1 && s > p->max_bytes)
+            p++;
+        double gstar = fmax(p->g, fmax(p->o_s, p->o_r));
+        double p1 = 2 * (p->L + p->handshake_us + p->o_s + p->o_r + p->G * (s - 1));
+        out[n] = (ptm_loggp_sample){ .bytes = s, .prtt1_us = p1,
+                                     .prttn_us = p1 + (nmsg - 1) * (gstar + p->G * (s - 1)),
+                                     .prttd_us = p1 + (nmsg - 1) * (p->o_s + p1), .delay_us = p1,
+                                     .o_r_us = p->o_r, .o_s_us = p->o_s };
+    }
+    return n;
+}
+
+/* A transport's own switches (the fabric's inject size and largest write in
+ * pieces) are kept as given, even where the data hardly show them, and even
+ * when no size was measured at the switch itself; switches beyond the last
+ * one are still detected when segments are left. */
+static void known_switches_are_kept(void)
+{
+    const ptm_segment seg[] = {
+        { 4096, 0.1, 0.15, 0.17, 0.20, 1.2e-4, 0 },
+        { 16384, 0.1, 0.23, 0.05, 0.25, 1.25e-4, 0 },   /* a change the detector misses */
+        { 256u << 10, 0.1, 0.20, 0.96, 1.07, 1.0e-4, 4.5 },
+        { SIZE_MAX, 0.1, 0.20, 0.96, 1.07, 3.0e-4, 4.5 }, /* a bandwidth change beyond */
+    };
+    const size_t known[] = { 4096, 16384 };
+    ptm_loggp_sample s[32];
+    ptm_params p;
+    char err[256];
+    size_t n = segmented_prtt(s, 1, 10, seg, 4);
+    CHECK(ptm_loggp_derive(s, n, 10, 4, &p, err, sizeof err) == 0);
+    CHECK(p.seg[0].max_bytes != 4096); /* what the detector alone finds */
+    CHECK(ptm_loggp_derive_known(s, n, 10, 4, known, 2, &p, err, sizeof err) == 0);
+    CHECK(p.nseg == 4);
+    CHECK(p.seg[0].max_bytes == 4096 && p.seg[1].max_bytes == 16384 && p.seg[2].max_bytes == (256u << 10));
+    CHECK_NEAR(p.seg[1].g, 0.25, 1e-6);
+    CHECK_NEAR(p.seg[1].G, 1.25e-4, 1e-10);
+    CHECK_NEAR(p.seg[1].o_s, 0.23, 1e-6);
+    CHECK_NEAR(p.seg[2].handshake_us, 4.5, 1e-6);
+    CHECK_NEAR(p.seg[3].G, 3.0e-4, 1e-10);
+    CHECK(s[12].segment == 0 && s[13].segment == 1 && s[14].segment == 1 && s[15].segment == 2);
+    /* no segment left for detection: the known ones and the rest in one */
+    CHECK(ptm_loggp_derive_known(s, n, 10, 3, known, 2, &p, err, sizeof err) == 0);
+    CHECK(p.nseg == 3 && p.seg[1].max_bytes == 16384 && p.seg[2].max_bytes == SIZE_MAX);
+    /* sizes 3, 6, ... miss both switches: the segments still end there */
+    n = segmented_prtt(s, 3, 10, seg, 4);
+    CHECK(ptm_loggp_derive_known(s, n, 10, 3, known, 2, &p, err, sizeof err) == 0);
+    CHECK(p.nseg == 3 && p.seg[0].max_bytes == 4096 && p.seg[1].max_bytes == 16384);
+    /* a switch beyond every size, or before the first, makes no empty segment */
+    const size_t outside[] = { 2, 1u << 30 };
+    ptm_params detected;
+    n = segmented_prtt(s, 1024, 10, seg, 4);
+    CHECK(ptm_loggp_derive(s, n, 10, 4, &detected, err, sizeof err) == 0);
+    CHECK(ptm_loggp_derive_known(s, n, 10, 4, outside, 2, &p, err, sizeof err) == 0);
+    CHECK(p.nseg == detected.nseg && p.seg[0].max_bytes == detected.seg[0].max_bytes);
+    const size_t descending[] = { 16384, 4096 };
+    CHECK(ptm_loggp_derive_known(s, n, 10, 4, descending, 2, &p, err, sizeof err) == -1);
+    CHECK(strstr(err, "ascending") != NULL);
+}
+
 int main(void)
 {
     exact_line();
@@ -197,5 +264,6 @@ int main(void)
     no_switch_and_single_outlier();
     derive_recovers_parameters();
     overlapping_overheads_are_scaled();
+    known_switches_are_kept();
     CHECK_DONE();
 }

@@ -145,8 +145,26 @@ static int detect_switches(size_t n, const double *x, double *y, const ptm_loggp
     return nseg;
 }
 
-int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, ptm_params *out,
-                     char *err, size_t errlen)
+/* Segment starts at the switches the caller knows (a size > known[k] starts a
+ * new segment), at most max_seg segments; ranges with no size are skipped.
+ * Returns the count; the last one is where detection may go on. */
+static int split_known(size_t n, const ptm_loggp_sample *s, const size_t *known, int nknown, int max_seg,
+                       size_t *starts)
+{
+    int nseg = 1;
+    starts[0] = 0;
+    for (int k = 0; k < nknown && nseg < max_seg; k++) {
+        size_t i = starts[nseg - 1];
+        while (i < n && s[i].bytes <= known[k])
+            i++;
+        if (i > starts[nseg - 1] && i < n)
+            starts[nseg++] = i;
+    }
+    return nseg;
+}
+
+int ptm_loggp_derive_known(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, const size_t *known,
+                           int nknown, ptm_params *out, char *err, size_t errlen)
 {
     if (n == 0 || nmsg < 2) {
         snprintf(err, errlen, "need at least one message size and n >= 2 messages per round trip");
@@ -163,6 +181,11 @@ int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg,
     }
     if (max_seg < 1 || max_seg > PTM_MAX_SEGMENTS)
         max_seg = PTM_MAX_SEGMENTS;
+    for (int k = 0; k < nknown; k++)
+        if (known[k] == 0 || (k > 0 && known[k] <= known[k - 1])) {
+            snprintf(err, errlen, "known protocol switches must be ascending sizes > 0");
+            return -1;
+        }
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
     size_t starts[PTM_MAX_SEGMENTS];
     if (!x || !y) {
@@ -178,7 +201,14 @@ int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg,
             s->o_s_us = fmax((s->prttd_us - s->prtt1_us) / (nmsg - 1) - s->delay_us, 0.0);
         x[i] = (double)s->bytes;
     }
-    int nseg = detect_switches(n, x, y, samples, max_seg, starts);
+    int nseg = split_known(n, samples, known, nknown, max_seg, starts);
+    if (nseg < max_seg) { /* beyond the known switches: detected ones, with the segments left */
+        size_t lo = starts[nseg - 1];
+        int more = detect_switches(n - lo, x + lo, y + lo, samples + lo, max_seg - nseg + 1, starts + nseg - 1);
+        for (int j = nseg - 1; j < nseg - 1 + more; j++)
+            starts[j] += lo;
+        nseg += more - 1;
+    }
     free(x);
     free(y);
     memset(out, 0, sizeof *out);
@@ -191,6 +221,10 @@ int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg,
             snprintf(err, errlen, "out of memory");
             return -1;
         }
+        /* a known switch ends the segment where it is, not at its last measured size */
+        for (int k = 0; k < nknown && j + 1 < nseg; k++)
+            if (known[k] >= out->seg[j].max_bytes && known[k] < samples[hi].bytes)
+                out->seg[j].max_bytes = known[k];
     }
     /* One wire latency; what a later protocol adds on top of it is its handshake. */
     double L0 = fmax(out->seg[0].L, 0.0);
@@ -205,4 +239,10 @@ int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg,
     out->seg[nseg - 1].max_bytes = SIZE_MAX;
     snprintf(out->source, sizeof out->source, "partita-loggp measurement");
     return ptm_params_check(out, err, errlen);
+}
+
+int ptm_loggp_derive(ptm_loggp_sample *samples, size_t n, int nmsg, int max_seg, ptm_params *out, char *err,
+                     size_t errlen)
+{
+    return ptm_loggp_derive_known(samples, n, nmsg, max_seg, NULL, 0, out, err, errlen);
 }

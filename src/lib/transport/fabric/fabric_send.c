@@ -55,39 +55,24 @@ static int ready(pt_fab_send *s)
     return s->connected && atomic_load_explicit(&s->credits, memory_order_acquire) >= s->round;
 }
 
-/* qlock and the context's lock held: the pieces of it not posted yet
- * (fabric_wire.h); a full queue stops it, and the next drain goes on from there. */
-static int post_pieces(pt_fab_send *s, pt_fab_pending *it, uint64_t imm)
-{
-    int rc = 0;
-    while (rc == 0 && it->sent < it->len) {
-        size_t at = it->offset + it->sent, n = it->len - it->sent < s->piece ? it->len - it->sent : s->piece;
-        rc = pt_fab_inject_write(s->ctx, s->src + at, n, s->dest, s->reply.base + at, s->reply.key, imm);
-        if (rc == 0)
-            it->sent += n;
-    }
-    return rc;
-}
-
-/* qlock held: post one queued item. Returns 0, -FI_EAGAIN or a libfabric error. */
+/* qlock held: post one queued item (a write that goes in pieces may have
+ * been stopped midway by a full queue: it goes on from it->sent). Returns 0,
+ * -FI_EAGAIN or a libfabric error. */
 static int post(pt_fab_send *s, pt_fab_pending *it)
 {
     uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
-    int rc, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+    int rc, completes = 0, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
     pt_fab_lock(s->ctx);
-    int injected = it->len <= pt_fab_inject_size(s->ctx);
-    if (it->len == 0)
+    if (it->len == 0) {
         rc = pt_fab_control(s->ctx, s->dest, imm, NULL, 0, NULL, NULL); /* nothing to write: the immediate alone */
-    else if (injected) /* no completion to reap: the bytes are copied out now */
-        rc = pt_fab_inject_write(s->ctx, s->src + it->offset, it->len, s->dest, s->reply.base + it->offset,
-                                 s->reply.key, imm);
-    else if ((injected = pt_fab_pieces(it->len, s->piece) > 1))
-        rc = post_pieces(s, it, imm);
-    else
-        rc = pt_fab_write(s->ctx, s->src + it->offset, it->len, s->mr.desc, s->dest, s->reply.base + it->offset,
-                          s->reply.key, imm, &s->wops[n].op);
+    } else {
+        pt_fab_put_write w = {.src = s->src + it->offset, .desc = s->mr.desc, .len = it->len, .dest = s->dest,
+                              .raddr = s->reply.base + it->offset, .key = s->reply.key, .imm = imm,
+                              .piece = s->piece};
+        rc = pt_fab_put(s->ctx, &w, &it->sent, &s->wops[n].op, &completes);
+    }
     pt_fab_unlock(s->ctx);
-    if (rc == 0 && !injected)
+    if (rc == 0 && completes)
         atomic_store_explicit(&s->posted, n + 1, memory_order_release);
     return rc;
 }
@@ -343,8 +328,7 @@ int pt_fab_send_init(pt_request *req)
     h->sender_id = s->id;
     h->host = pt_fab_host_hash();
     h->ncand = 1;
-    size_t inject = pt_fab_inject_size(s->ctx);
-    s->piece = pt_fab_pieces_wanted() && inject >= PT_FAB_PIECE_MIN ? inject : 0;
+    s->piece = pt_fab_piece_size(s->ctx, pt_fab_pieces_wanted());
     h->piece = (uint32_t)s->piece;
     snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);
     const void *name;

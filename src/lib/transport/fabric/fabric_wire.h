@@ -58,6 +58,28 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece)
     return (unsigned)((len + piece - 1) / piece);
 }
 
+/* The piece size a sender names in its hello: its provider's inject size when
+ * pieces are wanted (PARTITA_FABRIC_PIECES) and that size is large enough. */
+size_t pt_fab_piece_size(const pt_fab_ctx *ctx, int wanted);
+
+/* One write of len bytes from src (registered as desc) to raddr on dest, with
+ * immediate imm, split by the rule above with this piece size. */
+typedef struct pt_fab_put_write {
+    const char *src;
+    void *desc;
+    size_t len;
+    fi_addr_t dest;
+    uint64_t raddr, key, imm;
+    size_t piece;
+} pt_fab_put_write;
+
+/* Post the bytes of w from *sent on (fabric_put.c; the context's lock held).
+ * Pieces advance *sent, so after -FI_EAGAIN a later call goes on where this
+ * one stopped. *completes says whether a completion on op will follow (a
+ * whole write) or the bytes were copied out already (injected). Returns 0, a
+ * negative libfabric error or -FI_EAGAIN when the provider's queue is full. */
+int pt_fab_put(pt_fab_ctx *ctx, const pt_fab_put_write *w, size_t *sent, pt_fab_op *op, int *completes);
+
 /* Sender -> receiver, with the set-up message: who to answer and on which
  * providers. The receiver picks the first candidate it can open (shm only when
  * both run on the same host). */
