@@ -53,10 +53,11 @@ void ptm_params_default_fabric(ptm_params *p)
      * 3.9x one MPI_Send, as one write 1.2x (side by side, one launch).
      * The probe now also measures writes in pieces, a third segment (4-16 KiB
      * over shm) in which 8 writes of 8 KiB look cheaper than one of 64 KiB.
-     * With that segment 64-128 KiB in 8-64 partitions went as bursts of 8
-     * writes in pieces: faster in some launches, 2-3x slower in others while
-     * the fabric's progress thread runs (10 interleaved launches,
-     * docs/library.md), so the built-in set keeps one write there. */
+     * With that segment 64-128 KiB in 8-64 partitions go as bursts of 8
+     * writes in pieces: 5-20% faster than one write in the median of most
+     * campaigns, but 2-3x slower in about one launch of seven, where one
+     * write never was (docs/library.md), so the built-in set keeps its two
+     * segments and one write there. */
     static const ptm_segment small = {
         .max_bytes = 4096, .L = 0.05, .o_s = 0.16, .o_r = 0.14, .g = 0.28, .G = 9.4e-5, .handshake_us = 0
     };
