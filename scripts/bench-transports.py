@@ -6,8 +6,9 @@ the transports launch by launch (A B, B A, A B ...; with more than two, the
 list forward, then backward), and prints per case and metric the median over
 launches of each launch's median, with the [min-max] range of those
 per-launch medians, and (for two) the ratio of the medians, second over
-first. A transport may carry settings of its own, e.g. two libfabric files
-side by side: --transports mpi,fabric:PARTITA_LIBFABRIC=A,fabric:PARTITA_LIBFABRIC=B
+first; --per-launch adds each launch's median, in launch order. A
+transport may carry settings of its own, e.g. two libfabric files side by
+side: --transports mpi,fabric:PARTITA_LIBFABRIC=A,fabric:PARTITA_LIBFABRIC=B
 A transport's settings win over --env and over the build's interposer: fabric:LD_PRELOAD=OTHER/lib/libpartita-mpi.so
 puts another build's library beside this one's.
 
@@ -81,6 +82,9 @@ def main() -> int:
     ap.add_argument("--env", action="append", default=[], help="K=V for every launch")
     ap.add_argument("--launcher", default=None, help="command replacing 'mpiexec -n 2'")
     ap.add_argument("--show", default="", help="comma-separated metric names to print (default: all)")
+    ap.add_argument("--per-launch", action="store_true",
+                    help="below each row, every launch's median per transport, in launch order (a launch "
+                         "2-3x off the rest shows a per-launch mode, which the median hides)")
     ap.add_argument("p2p", nargs=argparse.REMAINDER, help="-- then partita-p2p's arguments")
     a = ap.parse_args()
     p2p = a.p2p[1:] if a.p2p[:1] == ["--"] else a.p2p
@@ -131,6 +135,9 @@ def main() -> int:
         if len(transports) == 2 and mids[0]:
             line += f" {mids[1] / mids[0]:12.3f}"
         print(line)
+        if a.per_launch:
+            for t in transports:
+                print(f"{'':>33} per launch, {t}: " + " ".join(f"{x:.4g}" for x in med[t].get(key, [])))
     return 0
 
 

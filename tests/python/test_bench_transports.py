@@ -60,3 +60,20 @@ def test_a_malformed_transport_stops_before_any_launch(build):
     assert p.returncode != 0
     assert "'fabric:oops': 'oops' is not K=V" in p.stderr
     assert "launch 1/1 done" not in p.stderr and p.stdout == ""
+
+
+def test_per_launch_lists_every_launch_in_order(build):
+    p = subprocess.run([sys.executable, str(SCRIPT), "--build", str(build.path), "--launches", "2", "--per-launch",
+                        "--transports", "mpi:PARTITA_POLICY=none,mpi:PARTITA_POLICY=bulk", *P2P],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.split()[:4] == ["4096", "4", "1", "overhead"])
+    for k, t in enumerate(["mpi:PARTITA_POLICY=none", "mpi:PARTITA_POLICY=bulk"]):
+        head, _, values = lines[i + 1 + k].partition(f"per launch, {t}: ")
+        assert not head.strip() and values, lines[i + 1 + k]
+        launches = [float(x) for x in values.split()]
+        assert len(launches) == 2 and all(x > 0 for x in launches)
+        # the row's median is the median of exactly these
+        cell = lines[i].split()[4 + 2 * k]
+        assert abs(float(cell) - sum(launches) / 2) <= 2e-3 * float(cell) + 1e-4
