@@ -131,8 +131,16 @@ int loggp_fabric_switches(size_t known[2])
     int n = 0;
     known[n++] = pt_fab_inject_size(st.ctx);
     if (piece)
-        known[n++] = piece * PT_FAB_PIECES_MAX;
+        known[n++] = pt_fab_largest_in_pieces(piece);
     return n;
+}
+
+/* Whether ok holds on both ranks (each step of the set-up stops on both or on neither). */
+static int both_ok(int ok)
+{
+    int all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
 }
 
 typedef struct exchange {
@@ -144,14 +152,22 @@ typedef struct exchange {
 const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size_t server_bytes, int same_host,
                                        char *err, size_t errlen)
 {
+    /* checked by both ranks together, before anything else: a rank that stops
+     * alone would leave the other waiting in the address exchange below */
+    int pieces_wanted, ok = pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen) == 0;
+    if (!both_ok(ok)) {
+        if (ok)
+            snprintf(err, errlen, "the other rank's PARTITA_FABRIC_PIECES is not 0 or 1");
+        return NULL;
+    }
     const char *env = getenv("PARTITA_FABRIC_PROVIDER");
     snprintf(provider, sizeof provider, "%s", env && *env ? env : same_host ? "shm" : "tcp;ofi_rxm");
     pt_fab_handlers h = {.remote_write = on_write, .control = on_control, .error = on_error};
     pt_fab_set_handlers(&h);
     st.op.done = on_done;
-    int rc = pt_fab_open(provider, &st.ctx, err, errlen), ok = rc == 0, all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    int rc = pt_fab_open(provider, &st.ctx, err, errlen);
+    ok = rc == 0;
+    if (!both_ok(ok)) {
         if (ok)
             snprintf(err, errlen, "the other rank cannot open libfabric provider '%s'", provider);
         return NULL;
@@ -159,15 +175,11 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
     size_t bytes = p->rank == 0 ? client_bytes : server_bytes;
     rc = pt_fab_mr_reg(st.ctx, p->buf, bytes, FI_REMOTE_WRITE | FI_WRITE, &st.mr);
     ok = rc == 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    if (!both_ok(ok)) {
         snprintf(err, errlen, "fi_mr_reg of %zu bytes on '%s' failed%s%s", bytes, provider, ok ? " on the other rank" : ": ",
                  ok ? "" : pt_fab_strerror(rc));
         return NULL;
     }
-    int pieces_wanted;
-    if (pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen))
-        return NULL; /* the same environment on both ranks: both stop here */
     piece = pt_fab_piece_size(st.ctx, pieces_wanted);
     exchange mine = {.base = st.mr.base, .key = st.mr.key, .piece = piece}, theirs;
     const void *name;
@@ -181,9 +193,7 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
     pt_fab_lock(st.ctx);
     rc = pt_fab_peer(st.ctx, theirs.name, theirs.namelen, &st.peer);
     pt_fab_unlock(st.ctx);
-    ok = rc == 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all) {
+    if (!both_ok(rc == 0)) {
         snprintf(err, errlen, "fi_av_insert of the peer's address on '%s' failed", provider);
         return NULL;
     }

@@ -51,9 +51,11 @@ static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & P
  * MPI_Send where two injected 4 KiB pieces took 0.8 (docs/library.md). */
 #define PT_FAB_PIECES_MAX 4u
 #define PT_FAB_PIECE_MIN 1024u
+/* The largest write that goes in pieces of this size. */
+static inline size_t pt_fab_largest_in_pieces(size_t piece) { return piece * PT_FAB_PIECES_MAX; }
 static inline unsigned pt_fab_pieces(size_t len, size_t piece)
 {
-    if (!piece || len <= piece || len > piece * PT_FAB_PIECES_MAX)
+    if (!piece || len <= piece || len > pt_fab_largest_in_pieces(piece))
         return 1;
     return (unsigned)((len + piece - 1) / piece);
 }
