@@ -212,6 +212,18 @@ int ptm_optimal_transport_ready(const ptm_params *p, size_t total_bytes, int use
 /* Timer policy: how long a partially ready group may wait before its ready
  * run is sent anyway (the overhead one more message costs, g* - G). */
 double ptm_default_delta_us(const ptm_params *p, size_t group_bytes);
+/* libpartita's default delta for a group of group_parts partitions and
+ * group_bytes bytes: ptm_default_delta_us plus twice the model's MPI_Pready
+ * cost per partition (a group marked in one go is not split), and at least
+ * PTM_TIMER_DELTA_MIN_US. The model's alone is well under 1 us for small
+ * groups, and a marking thread that pauses that long (a write being posted,
+ * a page fault, another thread on its core) is no laggard: with libpartita's
+ * progress thread and no late partition, 16-32 KiB in 512 partitions split a
+ * group in up to 259 of 400 rounds per launch over the fabric's shm and up
+ * to 323 over MPI (delta 0.3 us; 12 and 4 launches of each), and in 1 round
+ * of 12,000 with the floor (docs/library.md, "δ and its floor"). */
+#define PTM_TIMER_DELTA_MIN_US 5.0
+double ptm_timer_delta_us(const ptm_params *p, size_t group_bytes, int group_parts);
 
 /* ---- fitting (used by partita-loggp; exported for tests and the CLI) ----- */
 

@@ -122,6 +122,10 @@ static void rendezvous_handshake_and_segments(void)
     /* The timer hold is the saving of one message less, plus the handshake. */
     CHECK_NEAR(ptm_default_delta_us(&p, 100), 1.0 - 0.001, 1e-12);
     CHECK_NEAR(ptm_default_delta_us(&p, 5000), 1.0 - 0.0005 + 3.0, 1e-12);
+    /* libpartita's: plus twice the Pready cost per partition, at least the floor. */
+    CHECK_NEAR(ptm_timer_delta_us(&p, 100, 4), PTM_TIMER_DELTA_MIN_US, 1e-12);
+    p.o_pready = 0.01;
+    CHECK_NEAR(ptm_timer_delta_us(&p, 5000, 100), 1.0 - 0.0005 + 3.0 + 2.0 * 100 * 0.01, 1e-12);
 }
 
 static void o_pready_delays_each_message(void)

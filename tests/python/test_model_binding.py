@@ -53,6 +53,7 @@ def test_optimal_transport(params):
     t, best = params.optimal_transport_ready(12 * 100000, 12, [0.0] * 11 + [1e5], pow2_only=True)
     assert t in (1, 2, 4) and best > 1e5
     assert params.default_delta_us(100) == pytest.approx(1.0 - 0.001)
+    assert params.timer_delta_us(100, 4) == pytest.approx(5.0)  # libpartita's floor
 
 
 def test_bad_model_arguments(params):

@@ -93,6 +93,7 @@ class Library:
             "ptm_optimal_layout": (i32, [P, sz, i32, dbl, i32, ctypes.POINTER(i32)]),
             "ptm_optimal_transport_ready": (i32, [P, sz, i32, dptr, i32, dptr]),
             "ptm_default_delta_us": (dbl, [P, sz]),
+            "ptm_timer_delta_us": (dbl, [P, sz, i32]),
             "ptm_fit_line": (i32, [sz, dptr, dptr, dptr, dptr, dptr, dptr]),
             "ptm_detect_segments": (i32, [sz, dptr, dptr, i32, dbl, i32, szptr]),
             "ptm_table_load": (ctypes.c_void_p, [chp, chp, sz]),
@@ -296,6 +297,10 @@ class Params:
 
     def default_delta_us(self, group_bytes: int) -> float:
         return self._lib.dll.ptm_default_delta_us(ctypes.byref(self._raw), group_bytes)
+
+    def timer_delta_us(self, group_bytes: int, group_parts: int) -> float:
+        """libpartita's default δ for a group (ptm_timer_delta_us, floor included)."""
+        return self._lib.dll.ptm_timer_delta_us(ctypes.byref(self._raw), group_bytes, group_parts)
 
 
 def default_params_path(lib: Library | None = None, transport: str = "mpi") -> tuple[Path | None, bool]:

@@ -128,9 +128,11 @@ def timer_groups(params: Params, total: int, parts: int) -> tuple[int, bool]:
 
 
 def default_delta_us(params: Params, total: int, parts: int, groups: int) -> float:
-    """libpartita's default δ (pt_plan_delta_ns): the model's cost of one more message
-    plus twice the model's MPI_Pready cost per partition of the group."""
-    return params.default_delta_us(total // groups) + 2.0 * (parts / groups) * params.o_pready
+    """libpartita's default δ (pt_plan_delta_ns, ptm_timer_delta_us): the model's cost of one
+    more message plus twice the model's MPI_Pready cost per partition of the largest group,
+    at least PTM_TIMER_DELTA_MIN_US."""
+    group_parts = -(-parts // groups)
+    return params.timer_delta_us(total // parts * group_parts, group_parts)
 
 
 def timer_messages(total: int, parts: int, groups: int, ready: list[float],

@@ -97,6 +97,7 @@ int pt_flush_init(pt_request *req)
     atomic_store_explicit(&s->watch_rounds, pays ? PT_TIMER_WATCH_ROUNDS : 0, memory_order_relaxed);
     s->thread_only = !pays;
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
+    s->late_begin_ns = pt_timer_late_begin_ns(req);
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {
         pt_timer_free(req);
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the timer's state");
@@ -127,6 +128,7 @@ void pt_flush_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->last_issue_ns, 0, memory_order_relaxed);
     if (s->split)
         pt_timer_disarm(req); /* an arming that raced with the last round's last split */
     atomic_store_explicit(&s->open_groups, s->ntrans, memory_order_relaxed);
@@ -191,6 +193,8 @@ static int issue_group(pt_request *req, int g)
     }
     if (handing)
         adapt_stamp_after(s, handing);
+    if (s->late_begin_ns) /* after the send: a group begun while this one was sent is not late */
+        atomic_store_explicit(&s->last_issue_ns, pt_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
     pt_fetch_add(&s->groups_done, 1, req->serial);
     return rc;
@@ -285,6 +289,16 @@ __attribute__((noinline)) static int send_late(pt_request *req, int g, int p, co
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
 }
 
+/* Timer: partition p's mark begins group g (its chunk's first mark). A group
+ * that begins late is split at once and p goes now; any other is watched. */
+__attribute__((noinline)) static int group_begun(pt_request *req, int g, int p, const char *call)
+{
+    if (pt_timer_split_if_late(req, g))
+        return send_late(req, g, p, call);
+    pt_timer_begun(req); /* it may stall */
+    return MPI_SUCCESS;
+}
+
 /* Mark one partition: one atomic add on its chunk; the thread that
  * completes a chunk counts it off its group, the one that completes the
  * group sends it. */
@@ -318,7 +332,7 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
     if (atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
         return send_late(req, g, p, call);
     if (!before)
-        pt_timer_begun(req); /* a group (chunk) begun: watch it, it may stall */
+        return group_begun(req, g, p, call);
     return MPI_SUCCESS;
 }
 

@@ -32,7 +32,7 @@ int pt_timer_alloc(pt_request *req)
     s->runbuf = malloc((size_t)req->partitions * sizeof(pt_run));
     pthread_mutex_init(&s->split_lock, NULL);
     s->lock_made = 1;
-    s->nruns = 0;
+    s->nruns = s->stall_flushed = 0;
     return s->headed && s->runbuf ? 0 : -1;
 }
 
@@ -53,15 +53,19 @@ void pt_timer_free(pt_request *req)
  * idle core the woken thread takes one from the ranks: with the progress
  * thread and no late partition, 1 KiB in 2 partitions took 10 us a round
  * against 0.5 under `model`, 64 KiB in 512 twice `model`'s time. So a
- * request wakes it only in the PT_TIMER_WATCH_ROUNDS rounds after one that
- * split (and in its first ones when a split can pay: pt_flush_init); in the
+ * request wakes it only in the PT_TIMER_WATCH_ROUNDS rounds after one in
+ * which it split a stalled group (and in its first ones when a split can pay:
+ * pt_flush_init; a group split because it began late needs no thread, and
+ * letting such splits wake it made a preempted marking thread look late
+ * again and again: over the fabric with no late partition, launches at
+ * 0.05-0.14 of `model`'s speed at 16-32 KiB in 64 partitions); in the
  * others its groups are still armed, and the thread finds a stalled one when
  * it next looks, within 1 ms (progress_thread.c), splits it, and the rounds
  * after are watched again. Caller holds split_lock. */
 static void update_watch(pt_send_side *s)
 {
     int left = atomic_load_explicit(&s->watch_rounds, memory_order_relaxed);
-    left = s->nruns ? PT_TIMER_WATCH_ROUNDS : left > 0 ? left - 1 : 0;
+    left = s->stall_flushed ? PT_TIMER_WATCH_ROUNDS : left > 0 ? left - 1 : 0;
     atomic_store_explicit(&s->watch_rounds, left, memory_order_relaxed);
 }
 
@@ -73,7 +77,7 @@ void pt_timer_round_reset(pt_request *req)
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
     update_watch(s);
-    s->nruns = 0;
+    s->nruns = s->stall_flushed = 0;
     req->tp_ops->send_start(req);
     for (int p = 0; p < req->partitions; p++)
         atomic_store_explicit(&s->part[p], PT_PART_IDLE, memory_order_relaxed);
@@ -167,7 +171,9 @@ static void flush_group(pt_request *req, int g, int marked)
         return; /* its last contributor sends it whole */
     }
     pthread_mutex_lock(&s->split_lock);
+    int before = s->nruns;
     int rc = send_ready(req, g);
+    s->stall_flushed += s->nruns - before;
     pthread_mutex_unlock(&s->split_lock);
     if (rc != MPI_SUCCESS)
         pt_fail_mpi(req->comm, rc, pt_call_name(), "a send of a timer run");
@@ -186,6 +192,49 @@ int pt_timer_send_late(pt_request *req, int g, int p)
         rc = send_alone(req, g, &(pt_run){ p, 1 }, 1);
     pthread_mutex_unlock(&s->split_lock);
     return rc; /* the caller (MPI_Pready*) reports it */
+}
+
+/* A group that begins late after the round's last hand-over (a laggard held
+ * all of it back) and is then marked back to back never stalls, so no check
+ * splits it, and sent whole its last partition waits for the whole group,
+ * where `none` sends each late partition at its mark. Split at its first
+ * mark, each of its partitions goes at its mark too. Only where runs are
+ * cheap: over the fabric, 8-32 KiB in 8 and 64 partitions, the first half
+ * 100 us late, this took the timer from 0.47-0.97 of `none`'s speed after
+ * the last mark to 0.93-1.31 (3 launches each); over the MPI transport,
+ * whose runs wait for a header to be read and then their receives posted,
+ * it fell from 0.77-1.72 to 0.40-0.70. Late means PT_LATE_BEGIN_MIN_NS
+ * (25 us), or delta if longer: a thread that is preempted between two groups
+ * is no laggard, and with 2 us (and delta 0.3 us, before its floor) a group
+ * of 32 KiB in 64 partitions with no late partition was split in up to 321
+ * of 400 rounds of a launch; with 25 us and the floor in 1 of 7,200 (18
+ * launches). Groups of more
+ * than PT_LATE_MAX partitions are not split this way: sending each partition
+ * of a large group alone at its mark cost the fabric too much when a split
+ * was wrong (letting a split fabric group of any size do so, 8-16 KiB in 512
+ * partitions with no late partition took 0.13-0.29 of `model`'s speed, the
+ * progress thread having seen a preempted marking thread as a stall). */
+#define PT_LATE_BEGIN_MIN_NS 25000
+
+int64_t pt_timer_late_begin_ns(const pt_request *req)
+{
+    if (!req->tp_ops->cheap_runs)
+        return 0;
+    return req->u.s.delta_ns > PT_LATE_BEGIN_MIN_NS ? req->u.s.delta_ns : PT_LATE_BEGIN_MIN_NS;
+}
+
+int pt_timer_split_if_late(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    if (!s->late_begin_ns)
+        return 0;
+    int64_t quiet = atomic_load_explicit(&s->last_issue_ns, memory_order_relaxed);
+    if (!quiet || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX || pt_now_ns() - quiet < s->late_begin_ns)
+        return 0;
+    int expected = PT_GROUP_OPEN;
+    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
+        pt_timer_group_closed(req);
+    return expected == PT_GROUP_OPEN || expected == PT_GROUP_SPLIT; /* split now or by a flush */
 }
 
 /* Partitions of group g marked so far this round (its chunks are consecutive). */

@@ -397,3 +397,9 @@ double ptm_default_delta_us(const ptm_params *p, size_t group_bytes)
     const ptm_segment *s = ptm_segment_for(p, group_bytes);
     return fmax(0.0, gstar(s) - s->G) + s->handshake_us;
 }
+
+double ptm_timer_delta_us(const ptm_params *p, size_t group_bytes, int group_parts)
+{
+    double marking = 2.0 * group_parts * p->o_pready; /* twice the model's Pready cost: margin */
+    return fmax(PTM_TIMER_DELTA_MIN_US, ptm_default_delta_us(p, group_bytes) + marking);
+}

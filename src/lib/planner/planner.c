@@ -188,9 +188,7 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     if (s->delta_us >= 0)
         return llround(s->delta_us * 1e3);
     pthread_once(&loaded, load_files);
-    const ptm_params *m = params_for(s);
-    double marking = 2.0 * group_parts * m->o_pready; /* twice the model's Pready cost: margin */
-    return llround((ptm_default_delta_us(m, group_bytes) + marking) * 1e3);
+    return llround(ptm_timer_delta_us(params_for(s), group_bytes, group_parts) * 1e3);
 }
 
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)

@@ -40,9 +40,9 @@ static inline int pt_plan_group_of(int parts, int ngroups, int s)
     return (int)(((long long)(s + 1) * ngroups - 1) / parts);
 }
 /* Timer policy: hold time, in ns, of a partly ready group of group_parts
- * partitions and group_bytes bytes: the settings' delta, or the model's (the
- * overhead one more message costs) plus the time marking the group's
- * partitions back to back takes, so a group marked in one go is not split. */
+ * partitions and group_bytes bytes: the settings' delta, or the model's
+ * (ptm_timer_delta_us: the overhead one more message costs plus the time
+ * marking the group back to back takes, at least PTM_TIMER_DELTA_MIN_US). */
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts);
 /* Timer policy: whether splitting a group of group_parts partitions and
  * group_bytes bytes can pay (1), or the group always goes whole, as under

@@ -703,13 +703,17 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         PUT("%s: %s, %s at init", policy, words, req->is_send ? "planned" : "as the sender planned");
         if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
             PUT(req->settings.adapt ? " (one candidate layout)" : " (PARTITA_ADAPT=0: the model's layout)");
-        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split)
+        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
             PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark%s",
                 (double)req->u.s.delta_ns / 1e3,
                 req->u.s.thread_only ? " (groups this small only by the progress thread, which a round wakes only "
-                                       "after one that split; else it finds a stalled group within 1 ms)"
+                                       "after one that split a stalled group; else it finds one within 1 ms)"
                                      : "");
-        else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
+            if (req->u.s.late_begin_ns)
+                PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
+                    "went is split at its first mark (the %s transport's runs are cheap)",
+                    PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3, req->tp_ops->name);
+        } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
             PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",
                 req->u.s.cut ? "a cut holds no whole partition back"
                 : req->u.s.ntrans >= req->partitions ? "one partition each"

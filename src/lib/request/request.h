@@ -100,10 +100,15 @@ typedef struct pt_send_side {
     unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
+    int stall_flushed;          /* of those, sent by a flush of a stalled group (the others by a
+                                   group that began late): only these make the progress thread watch */
     atomic_int watch_rounds;    /* rounds left in which a mark that begins a group wakes the
                                    progress thread (timer_flush.c: pt_timer_round_reset) */
     int thread_only;            /* too small for a split to pay: split only because a progress thread
                                    runs (pt_flush_init) */
+    _Atomic int64_t last_issue_ns; /* when this round's latest group was handed over (0: none yet) */
+    int64_t late_begin_ns;         /* a group that begins this long after it begins late and is split
+                                      at once (0: never; pt_timer_split_if_late) */
     int round;                  /* Start count - 1 */
     /* adaptive policy (request/adaptive.h): when the round's first and last
      * hand-over of a message began, and how long the hand-overs before the

@@ -32,6 +32,11 @@ enum {
 
 typedef struct pt_transport_ops {
     const char *name; /* "mpi" */
+    /* 1 when a run lands with no set-up on the receiver (the fabric: a write
+     * whose immediate names it): the timer then also splits a group that
+     * begins late (flush/timer_flush.c). 0 for the MPI transport, whose runs
+     * wait for a header to be read and their receives posted. */
+    int cheap_runs;
     /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
     int (*init)(char *err, size_t errlen);
     void (*finalize)(void);

@@ -373,6 +373,7 @@ static int fab_self_progressed(void) { return atomic_load_explicit(&progress_sta
 
 const pt_transport_ops pt_fabric_transport = {
     .name = "fabric",
+    .cheap_runs = 1,
     .init = fab_connect,
     .finalize = fab_disconnect,
     .pending = fab_pending,
