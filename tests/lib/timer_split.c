@@ -71,6 +71,37 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
     return runs;
 }
 
+/* One round of req (total bytes in parts partitions, tag): the sender marks
+ * the second half, sleeps pause_ns (no MPI call) when it is not 0, marks the
+ * first `before` partitions of the first half and reads Partita_Request_runs,
+ * then marks the rest; the receiver checks every byte. Returns the runs sent
+ * by then (rank 0). */
+static int paused_round(int rank, MPI_Request *req, unsigned char *buf, size_t total, int parts, int tag,
+                        long pause_ns, int before, const char *what)
+{
+    int runs = 0;
+    if (rank == 0) {
+        ptest_fill(buf, total, tag);
+        OK(MPI_Start(req));
+        for (int p = parts / 2; p < parts; p++)
+            OK(MPI_Pready(p, *req));
+        if (pause_ns)
+            nanosleep(&(struct timespec){ 0, pause_ns }, NULL);
+        for (int p = 0; p < before; p++)
+            OK(MPI_Pready(p, *req));
+        OK(Partita_Request_runs(*req, &runs));
+        for (int p = before; p < parts / 2; p++)
+            OK(MPI_Pready(p, *req));
+    } else {
+        memset(buf, 0, total);
+        OK(MPI_Start(req));
+    }
+    OK(MPI_Wait(req, MPI_STATUS_IGNORE));
+    if (rank == 1)
+        ptest_check_bytes(buf, total, tag, what);
+    return runs;
+}
+
 /* The `thread` mode: rounds of 1 KiB in 64 partitions stalled 5 ms by a
  * sleep; returns the rounds that sent runs early (rank 0). */
 static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
@@ -85,27 +116,9 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
     ptest_pair_request(rank, buf, parts, (int)(total / parts), MPI_BYTE, 40, info, &req);
     if (rank == 0)
         OK(Partita_Request_why(req, why, why_len));
-    for (int round = 0; round < rounds; round++) {
-        if (rank == 0) {
-            int runs = 0;
-            ptest_fill(buf, total, 40 + round);
-            OK(MPI_Start(&req));
-            for (int p = parts / 2; p < parts; p++)
-                OK(MPI_Pready(p, req));
-            struct timespec stall = { 0, 5000000 };
-            nanosleep(&stall, NULL);
-            OK(Partita_Request_runs(req, &runs));
-            split_rounds += runs > 0;
-            for (int p = 0; p < parts / 2; p++)
-                OK(MPI_Pready(p, req));
-        } else {
-            memset(buf, 0, total);
-            OK(MPI_Start(&req));
-        }
-        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        if (rank == 1)
-            ptest_check_bytes(buf, total, 40 + round, "timer, split by the progress thread");
-    }
+    for (int round = 0; round < rounds; round++)
+        split_rounds += paused_round(rank, &req, buf, total, parts, 40 + round, 5000000, 0,
+                                     "timer, split by the progress thread") > 0;
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
     return split_rounds;
@@ -113,8 +126,9 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
 
 /* The `late` mode: rounds in which group 0 of 2 begins 1 ms after group 1
  * went (late) or right after it; returns, on rank 0, the late rounds that had
- * sent runs when partition 0 was marked, and in *quick_splits the quick ones. */
-static int late_begun_rounds(int rank, unsigned char *buf, int rounds, int *quick_splits)
+ * sent runs when partition 0 was marked, and in *quick_splits the quick ones.
+ * Runs are cheap over the fabric only (fabric: PARTITA_TRANSPORT=fabric). */
+static int late_begun_rounds(int rank, int fabric, unsigned char *buf, int rounds, int *quick_splits)
 {
     const int parts = 8;
     const size_t total = 8192;
@@ -130,33 +144,14 @@ static int late_begun_rounds(int rank, unsigned char *buf, int rounds, int *quic
     if (rank == 0) { /* Partita_Request_why says so where it does */
         char why[768] = "";
         OK(Partita_Request_why(req, why, sizeof why));
-        const char *fabric = getenv("PARTITA_TRANSPORT");
-        int cheap = fabric && !strcmp(fabric, "fabric");
-        CHECK(!strstr(why, "begins") == !cheap, "why says '%s'", why);
+        CHECK(!strstr(why, "begins") == !fabric, "why says '%s'", why);
     }
     for (int round = 0; round < 2 * rounds; round++) {
         int late = round % 2 == 0;
-        if (rank == 0) {
-            int runs = 0;
-            ptest_fill(buf, total, 50 + round);
-            OK(MPI_Start(&req));
-            for (int p = parts / 2; p < parts; p++)
-                OK(MPI_Pready(p, req));
-            if (late)
-                nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-            OK(MPI_Pready(0, req));
-            OK(Partita_Request_runs(req, &runs));
-            if (runs > 0)
-                late ? late_splits++ : ++*quick_splits;
-            for (int p = 1; p < parts / 2; p++)
-                OK(MPI_Pready(p, req));
-        } else {
-            memset(buf, 0, total);
-            OK(MPI_Start(&req));
-        }
-        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        if (rank == 1)
-            ptest_check_bytes(buf, total, 50 + round, late ? "timer, a group begun late" : "timer, no laggard");
+        int runs = paused_round(rank, &req, buf, total, parts, 50 + round, late ? 1000000 : 0, 1,
+                                late ? "timer, a group begun late" : "timer, no laggard");
+        if (runs > 0)
+            late ? late_splits++ : ++*quick_splits;
     }
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
@@ -176,7 +171,7 @@ int main(int argc, char **argv)
     static unsigned char buf[256 << 10];
     if (argc > 1 && !strcmp(argv[1], "late")) {
         const int rounds = 6;
-        int quick = 0, late = late_begun_rounds(rank, buf, rounds, &quick);
+        int quick = 0, late = late_begun_rounds(rank, fabric, buf, rounds, &quick);
         if (rank == 0) {
             CHECK(late == (fabric ? rounds : 0), "%s: %d of %d rounds whose group 0 began 1 ms late split it at once",
                   fabric ? "fabric" : "mpi", late, rounds);
