@@ -201,9 +201,9 @@ int pt_timer_send_late(pt_request *req, int g, int p)
  * mark, each of its partitions goes at its mark too. Only where runs are
  * cheap: over the fabric, 8-32 KiB in 8 and 64 partitions, the first half
  * 100 us late, this took the timer from 0.47-0.97 of `none`'s speed after
- * the last mark to 0.93-1.31 (3 launches each); over the MPI transport,
+ * the last mark to 0.71-1.31 (3 launches each); over the MPI transport,
  * whose runs wait for a header to be read and then their receives posted,
- * it fell from 0.77-1.72 to 0.40-0.70. Late means PT_LATE_BEGIN_MIN_NS
+ * it fell from 0.77-1.72 to 0.40-0.87. Late means PT_LATE_BEGIN_MIN_NS
  * (25 us), or delta if longer: a thread that is preempted between two groups
  * is no laggard, and with 2 us (and delta 0.3 us, before its floor) a group
  * of 32 KiB in 64 partitions with no late partition was split in up to 321
