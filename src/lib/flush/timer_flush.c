@@ -208,12 +208,12 @@ int pt_timer_send_late(pt_request *req, int g, int p)
  * is no laggard, and with 2 us (and delta 0.3 us, before its floor) a group
  * of 32 KiB in 64 partitions with no late partition was split in up to 321
  * of 400 rounds of a launch; with 25 us and the floor in 1 of 7,200 (18
- * launches). Groups of more
- * than PT_LATE_MAX partitions are not split this way: sending each partition
- * of a large group alone at its mark cost the fabric too much when a split
- * was wrong (letting a split fabric group of any size do so, 8-16 KiB in 512
- * partitions with no late partition took 0.13-0.29 of `model`'s speed, the
- * progress thread having seen a preempted marking thread as a stall). */
+ * launches). Groups of more than PT_LATE_MAX partitions are not split this
+ * way: sending each partition of a large group alone at its mark cost the
+ * fabric too much when a split was wrong (letting a split fabric group of
+ * any size do so, 8-16 KiB in 512 partitions with no late partition took
+ * 0.13-0.29 of `model`'s speed, the progress thread having seen a preempted
+ * marking thread as a stall). */
 #define PT_LATE_BEGIN_MIN_NS 25000
 
 int64_t pt_timer_late_begin_ns(const pt_request *req)
