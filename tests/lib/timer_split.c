@@ -15,13 +15,14 @@
  * runs before the rest was marked (the thread looks at least once a
  * millisecond, and after a split a round's first mark wakes it).
  * With the argument `late`: a group that begins late, after a laggard, is
- * split at its first mark where runs are cheap (the fabric), and sent whole
- * over MPI: 8 KiB in 8 partitions as 2 groups, delta 0; each round marks
- * the second group whole, then (late rounds) sleeps 1 ms with no MPI call,
- * so nothing checks for a stall, marks partition 0 and reads
+ * split at its first mark: 8 KiB in 8 partitions as 2 groups, delta 0; each
+ * round marks the second group whole, then (late rounds) sleeps 1 ms with no
+ * MPI call, so nothing checks for a stall, marks partition 0 and reads
  * Partita_Request_runs before marking the rest. Back-to-back rounds, with no
  * sleep, must not all split: a group begun right after another went is not
- * late. */
+ * late. Over MPI, whose runs are not cheap, the first late round announces
+ * the group ahead: in the rounds after it that the why text names, it goes
+ * alone from the start, late or not, and after them whole again. */
 #include <string.h>
 #include <time.h>
 
@@ -124,11 +125,15 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
     return split_rounds;
 }
 
-/* The `late` mode: rounds in which group 0 of 2 begins 1 ms after group 1
- * went (late) or right after it; returns, on rank 0, the late rounds that had
- * sent runs when partition 0 was marked, and in *quick_splits the quick ones.
- * Runs are cheap over the fabric only (fabric: PARTITA_TRANSPORT=fabric). */
-static int late_begun_rounds(int rank, int fabric, unsigned char *buf, int rounds, int *quick_splits)
+/* The `late` mode, one request of 8 KiB in 8 partitions as 2 groups (delta
+ * 0): `quick` rounds marked back to back, then `late` rounds in which group
+ * 0 begins 1 ms after group 1 went, then `after` quick rounds. runs[round]
+ * (rank 0): whether the round had sent runs when partition 0 was marked.
+ * Runs are cheap over the fabric only (fabric: PARTITA_TRANSPORT=fabric);
+ * over MPI, *ahead is the number of rounds after a late one that the why
+ * text says group 0 then goes alone from the start (0: it says none). */
+static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int quick, int late, int after, int *runs,
+                              int *ahead)
 {
     const int parts = 8;
     const size_t total = 8192;
@@ -138,24 +143,33 @@ static int late_begun_rounds(int rank, int fabric, unsigned char *buf, int round
     MPI_Info_set(info, "partita_policy", "timer");
     MPI_Info_set(info, "partita_delta_us", "0");
     MPI_Info_set(info, "partita_transport_parts", "2");
-    int late_splits = 0;
-    *quick_splits = 0;
     ptest_pair_request(rank, buf, parts, (int)(total / parts), MPI_BYTE, 50, info, &req);
-    if (rank == 0) { /* Partita_Request_why says so where it does */
+    *ahead = 0;
+    if (rank == 0) { /* Partita_Request_why says so */
         char why[768] = "";
         OK(Partita_Request_why(req, why, sizeof why));
-        CHECK(!strstr(why, "begins") == !fabric, "why says '%s'", why);
+        CHECK(strstr(why, "begins"), "why says '%s'", why);
+        const char *next = strstr(why, "in the next ");
+        if (next)
+            *ahead = atoi(next + strlen("in the next "));
+        CHECK((next == NULL) == fabric, "why says '%s'", why);
     }
-    for (int round = 0; round < 2 * rounds; round++) {
-        int late = round % 2 == 0;
-        int runs = paused_round(rank, &req, buf, total, parts, 50 + round, late ? 1000000 : 0, 1,
-                                late ? "timer, a group begun late" : "timer, no laggard");
-        if (runs > 0)
-            late ? late_splits++ : ++*quick_splits;
+    for (int round = 0; round < quick + late + after; round++) {
+        int lagged = round >= quick && round < quick + late;
+        runs[round] = paused_round(rank, &req, buf, total, parts, 50 + round, lagged ? 1000000 : 0, 1,
+                                   lagged ? "timer, a group begun late" : "timer, no laggard") > 0;
     }
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
-    return late_splits;
+}
+
+/* Rounds [from, to) of runs[] that sent runs early. */
+static int split_rounds(const int *runs, int from, int to)
+{
+    int n = 0;
+    for (int k = from; k < to; k++)
+        n += runs[k];
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -170,13 +184,31 @@ int main(int argc, char **argv)
     int fabric = transport && !strcmp(transport, "fabric");
     static unsigned char buf[256 << 10];
     if (argc > 1 && !strcmp(argv[1], "late")) {
-        const int rounds = 6;
-        int quick = 0, late = late_begun_rounds(rank, fabric, buf, rounds, &quick);
+        /* 4 quick rounds, 6 late ones, then quick rounds past the ahead window */
+        enum { QUICK = 4, LATE = 6, AFTER = 32 };
+        int runs[QUICK + LATE + AFTER] = { 0 }, ahead = 0;
+        late_begun_rounds(rank, fabric, buf, QUICK, LATE, AFTER, runs, &ahead);
         if (rank == 0) {
-            CHECK(late == (fabric ? rounds : 0), "%s: %d of %d rounds whose group 0 began 1 ms late split it at once",
-                  fabric ? "fabric" : "mpi", late, rounds);
-            CHECK(quick < rounds, "%d of %d rounds marked back to back split a group at its first mark", quick,
-                  rounds);
+            const char *tp = fabric ? "fabric" : "mpi";
+            CHECK(split_rounds(runs, 0, QUICK) < QUICK, "%s: %d of %d rounds marked back to back split a group at "
+                  "its first mark", tp, split_rounds(runs, 0, QUICK), QUICK);
+            CHECK(split_rounds(runs, QUICK, QUICK + LATE) == LATE,
+                  "%s: %d of %d rounds whose group 0 began 1 ms late split it at once", tp,
+                  split_rounds(runs, QUICK, QUICK + LATE), LATE);
+            /* Over MPI the first late round announces group 0 ahead: in the
+             * `ahead` rounds after it, it goes alone from the start even when
+             * nothing is late; then it goes whole again. */
+            int window_end = fabric ? QUICK + LATE : QUICK + 1 + ahead;
+            CHECK(fabric || (ahead >= 1 && window_end + 4 <= QUICK + LATE + AFTER),
+                  "mpi: the why text names %d rounds ahead", ahead);
+            if (!fabric && window_end > QUICK + LATE)
+                CHECK(split_rounds(runs, QUICK + LATE, window_end) == window_end - QUICK - LATE,
+                      "mpi: %d of the %d quick rounds in the window announced ahead sent partition 0 alone",
+                      split_rounds(runs, QUICK + LATE, window_end), window_end - QUICK - LATE);
+            int tail = QUICK + LATE + AFTER - window_end;
+            CHECK(split_rounds(runs, window_end, QUICK + LATE + AFTER) < tail,
+                  "%s: %d of %d quick rounds after the late ones (and after any window announced ahead) split",
+                  tp, split_rounds(runs, window_end, QUICK + LATE + AFTER), tail);
         }
         ptest_builtin_loggp_remove(path);
         return ptest_finish("timer_split");

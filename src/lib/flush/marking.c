@@ -132,6 +132,8 @@ void pt_flush_start(pt_request *req)
     if (s->split)
         pt_timer_disarm(req); /* an arming that raced with the last round's last split */
     atomic_store_explicit(&s->open_groups, s->ntrans, memory_order_relaxed);
+    if (s->split)
+        pt_timer_round_ahead(req);
 }
 
 void pt_flush_destroy(pt_request *req)

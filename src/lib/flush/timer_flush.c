@@ -62,10 +62,15 @@ void pt_timer_free(pt_request *req)
  * others its groups are still armed, and the thread finds a stalled one when
  * it next looks, within 1 ms (progress_thread.c), splits it, and the rounds
  * after are watched again. Caller holds split_lock. */
-static void update_watch(pt_send_side *s)
+static void update_watch(pt_request *req)
 {
+    pt_send_side *s = &req->u.s;
     int left = atomic_load_explicit(&s->watch_rounds, memory_order_relaxed);
-    left = s->stall_flushed ? PT_TIMER_WATCH_ROUNDS : left > 0 ? left - 1 : 0;
+    /* Over a transport whose runs are not cheap the split group was announced
+     * ahead (pt_timer_round_ahead): watch past the rounds announced, so that
+     * a laggard that stays is caught again when they end. */
+    int watch = PT_TIMER_WATCH_ROUNDS + (req->tp_ops->cheap_runs ? 0 : PT_AHEAD_ROUNDS);
+    left = s->stall_flushed ? watch : left > 0 ? left - 1 : 0;
     atomic_store_explicit(&s->watch_rounds, left, memory_order_relaxed);
 }
 
@@ -76,7 +81,7 @@ void pt_timer_round_reset(pt_request *req)
      * groups here makes such a flush, once it gets the lock, find nothing to do. */
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    update_watch(s);
+    update_watch(req);
     s->nruns = s->stall_flushed = 0;
     req->tp_ops->send_start(req);
     for (int p = 0; p < req->partitions; p++)
@@ -123,7 +128,13 @@ static int claimed_runs(pt_request *req, int g, int first_flush)
         return MPI_SUCCESS;
     s->nruns += n;
     s->headed[g] = 1;
-    return req->tp_ops->send_runs(req, g, runs, n, first_flush ? PT_RUNS_FIRST_FLUSH : 0);
+    int flags = first_flush ? PT_RUNS_FIRST_FLUSH : 0;
+    if (first_flush && !req->tp_ops->cheap_runs) { /* the laggard is likely to come back: announce the group ahead */
+        flags |= PT_RUNS_AHEAD;
+        s->groups[g].ahead_end = s->round + 1 + PT_AHEAD_ROUNDS;
+        atomic_store_explicit(&s->ahead_max, s->groups[g].ahead_end, memory_order_relaxed);
+    }
+    return req->tp_ops->send_runs(req, g, runs, n, flags);
 }
 
 /* Partitions of a group after its first flush, claimed: each goes alone.
@@ -198,12 +209,17 @@ int pt_timer_send_late(pt_request *req, int g, int p)
  * all of it back) and is then marked back to back never stalls, so no check
  * splits it, and sent whole its last partition waits for the whole group,
  * where `none` sends each late partition at its mark. Split at its first
- * mark, each of its partitions goes at its mark too. Only where runs are
- * cheap: over the fabric, 8-32 KiB in 8 and 64 partitions, the first half
- * 100 us late, this took the timer from 0.47-0.97 of `none`'s speed after
- * the last mark to 0.71-1.31 (3 launches each); over the MPI transport,
- * whose runs wait for a header to be read and then their receives posted,
- * it fell from 0.77-1.72 to 0.40-0.87. Late means PT_LATE_BEGIN_MIN_NS
+ * mark, each of its partitions goes at its mark too. Over the fabric, 8-32
+ * KiB in 8 and 64 partitions, the first half 100 us late, this took the
+ * timer from 0.47-0.97 of `none`'s speed after the last mark to 0.71-1.31
+ * (3 launches each). Over the MPI transport, whose runs wait for a header to
+ * be read and then their receives posted, splitting at the first mark alone
+ * fell from 0.77-1.72 to 0.40-0.87; there the split is announced ahead
+ * instead (PT_RUNS_AHEAD): in the next PT_AHEAD_ROUNDS rounds the group goes
+ * alone from the start, each partition at its mark into a receive posted
+ * when the round began, as under `none` (pt_timer_round_ahead), and a
+ * laggard that stays costs the split path once in PT_AHEAD_ROUNDS + 1
+ * rounds. Late means PT_LATE_BEGIN_MIN_NS
  * (25 us), or delta if longer: a thread that is preempted between two groups
  * is no laggard, and with 2 us (and delta 0.3 us, before its floor) a group
  * of 32 KiB in 64 partitions with no late partition was split in up to 321
@@ -218,8 +234,6 @@ int pt_timer_send_late(pt_request *req, int g, int p)
 
 int64_t pt_timer_late_begin_ns(const pt_request *req)
 {
-    if (!req->tp_ops->cheap_runs)
-        return 0;
     return req->u.s.delta_ns > PT_LATE_BEGIN_MIN_NS ? req->u.s.delta_ns : PT_LATE_BEGIN_MIN_NS;
 }
 
@@ -235,6 +249,22 @@ int pt_timer_split_if_late(pt_request *req, int g)
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
         pt_timer_group_closed(req);
     return expected == PT_GROUP_OPEN || expected == PT_GROUP_SPLIT; /* split now or by a flush */
+}
+
+void pt_timer_round_ahead(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    if (s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&s->split_lock);
+    for (int g = 0; g < s->ntrans; g++) {
+        if (s->round >= s->groups[g].ahead_end)
+            continue;
+        s->headed[g] = 1; /* nothing to flush first: every partition goes alone */
+        atomic_store_explicit(&s->groups[g].state, PT_GROUP_SPLIT, memory_order_relaxed);
+        pt_timer_group_closed(req);
+    }
+    pthread_mutex_unlock(&s->split_lock);
 }
 
 /* Partitions of group g marked so far this round (its chunks are consecutive). */

@@ -17,6 +17,9 @@ int64_t pt_timer_late_begin_ns(const pt_request *req);
 /* Group g's first partition was just marked: if the group begins late, split
  * it now and return 1; the caller then sends that partition as a late one. */
 int pt_timer_split_if_late(pt_request *req, int g);
+/* A round has begun (every group open): the groups announced ahead for it
+ * (PT_RUNS_AHEAD) start split, each partition to go alone at its mark. */
+void pt_timer_round_ahead(pt_request *req);
 /* The last contributor of a split group: send the rest of it. */
 int pt_timer_finish_group(pt_request *req, int g);
 

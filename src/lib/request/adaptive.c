@@ -711,8 +711,12 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                                      : "");
             if (req->u.s.late_begin_ns)
                 PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
-                    "went is split at its first mark (the %s transport's runs are cheap)",
-                    PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3, req->tp_ops->name);
+                    "went is split at its first mark",
+                    PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3);
+            if (req->u.s.late_begin_ns && !req->tp_ops->cheap_runs)
+                PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
+                    "posted when the round starts (the %s transport's runs wait for a header)",
+                    PT_AHEAD_ROUNDS, req->tp_ops->name);
         } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
             PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",
                 req->u.s.cut ? "a cut holds no whole partition back"

@@ -27,15 +27,24 @@ typedef struct pt_run {
 /* send_runs flags. */
 enum {
     PT_RUNS_FIRST_FLUSH = 1, /* the group's first flush this round: later partitions follow alone */
-    PT_RUNS_ALONE = 2        /* partitions of a group after its first flush, each sent alone */
+    PT_RUNS_ALONE = 2,       /* partitions of a group after its first flush, each sent alone */
+    /* With PT_RUNS_FIRST_FLUSH, from a transport whose runs are not cheap:
+     * the group began late, and in the next PT_AHEAD_ROUNDS rounds it goes
+     * alone from the round's start, every partition at its mark (the
+     * receiver posts their receives when the round starts). */
+    PT_RUNS_AHEAD = 4
 };
+/* Rounds after one in which a group began late that it goes alone from the
+ * start (PT_RUNS_AHEAD); both sides count them. */
+#define PT_AHEAD_ROUNDS 16
 
 typedef struct pt_transport_ops {
     const char *name; /* "mpi" */
     /* 1 when a run lands with no set-up on the receiver (the fabric: a write
-     * whose immediate names it): the timer then also splits a group that
-     * begins late (flush/timer_flush.c). 0 for the MPI transport, whose runs
-     * wait for a header to be read and their receives posted. */
+     * whose immediate names it). 0 for the MPI transport, whose runs wait for
+     * a header to be read and their receives posted: a group that begins late
+     * is then announced ahead (PT_RUNS_AHEAD), which such a transport must
+     * carry (flush/timer_flush.c). */
     int cheap_runs;
     /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
     int (*init)(char *err, size_t errlen);

@@ -32,9 +32,11 @@ int pt_mpi_runs_setup(pt_request *req)
     t->lreq = malloc((size_t)r->sparts * sizeof *t->lreq);
     t->lpart = malloc((size_t)r->sparts * sizeof *t->lpart);
     t->lidx = malloc((size_t)r->sparts * sizeof *t->lidx);
+    t->ahead_end = calloc((size_t)r->ntrans, sizeof *t->ahead_end);
     t->hdr_req = t->run_req = MPI_REQUEST_NULL;
     t->nlate = t->late_done = t->late_from = 0;
-    if (!t->sstate || !t->lreq || !t->lpart || !t->lidx) {
+    t->ahead_max = 0;
+    if (!t->sstate || !t->lreq || !t->lpart || !t->lidx || !t->ahead_end) {
         pt_mpi_runs_destroy(req);
         return MPI_ERR_NO_MEM;
     }
@@ -79,6 +81,11 @@ static int post_run(pt_request *req)
     const int64_t *h = r->run_hdr;
     size_t bytes = (size_t)req->u.r.hs[PT_HS_PART_BYTES];
     memset(r->sstate + h[PT_RUN_FIRST], PT_SP_RUN, (size_t)h[PT_RUN_COUNT]);
+    if (h[PT_RUN_FLAGS] & PT_RUN_FLAG_AHEAD) {
+        int end = (int)h[PT_RUN_ROUND] + 1 + PT_AHEAD_ROUNDS;
+        r->ahead_end[h[PT_RUN_GROUP]] = end;
+        r->ahead_max = end > r->ahead_max ? end : r->ahead_max;
+    }
     r->run_posted = 1;
     int rc = PMPI_Irecv(req->u.r.dest + (size_t)h[PT_RUN_FIRST] * bytes, (int)((size_t)h[PT_RUN_COUNT] * bytes), MPI_BYTE,
                         req->peer_world, split_tag(req), pt_data_comm(), &r->run_req);
@@ -87,11 +94,29 @@ static int post_run(pt_request *req)
     return rc == MPI_SUCCESS ? post_header(req) : rc;
 }
 
+/* The groups the sender announced ahead for this round (PT_RUN_FLAG_AHEAD)
+ * send every partition alone on its late tag: post those receives now, as
+ * `none` posts its receives when the round starts. */
+static int post_ahead(pt_request *req)
+{
+    pt_mpi_recv *r = state(req);
+    int round = req->u.r.round, rc = MPI_SUCCESS;
+    if (round >= r->ahead_max)
+        return MPI_SUCCESS;
+    for (int g = 0; g < req->u.r.ntrans && rc == MPI_SUCCESS; g++)
+        if (round < r->ahead_end[g])
+            rc = post_late(req, g);
+    return rc;
+}
+
 int pt_mpi_runs_round_start(pt_request *req)
 {
     pt_mpi_recv *r = state(req);
     memset(r->sstate, PT_SP_NONE, (size_t)req->u.r.sparts);
     r->nlate = r->late_done = r->late_from = 0; /* the last round's all completed */
+    int rc = post_ahead(req);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (r->have_stash) {
         if (r->run_hdr[PT_RUN_ROUND] != req->u.r.round)
             return MPI_SUCCESS; /* still a later round's */
@@ -105,7 +130,8 @@ static int valid_header(const pt_request *req, const int64_t *h)
 {
     const pt_recv_side *r = &req->u.r;
     if (h[PT_RUN_GROUP] < 0 || h[PT_RUN_GROUP] >= r->ntrans || h[PT_RUN_COUNT] < 1 || h[PT_RUN_ROUND] < r->round ||
-        (h[PT_RUN_FLAGS] & ~(int64_t)PT_RUN_FLAG_LAST))
+        (h[PT_RUN_FLAGS] & ~(int64_t)(PT_RUN_FLAG_LAST | PT_RUN_FLAG_AHEAD)) ||
+        (h[PT_RUN_FLAGS] & PT_RUN_FLAG_AHEAD && !(h[PT_RUN_FLAGS] & PT_RUN_FLAG_LAST)))
         return 0;
     int first = group_first(r, (int)h[PT_RUN_GROUP]), end = group_first(r, (int)h[PT_RUN_GROUP] + 1);
     return h[PT_RUN_FIRST] >= first && h[PT_RUN_FIRST] + h[PT_RUN_COUNT] <= end;
@@ -237,6 +263,8 @@ void pt_mpi_runs_destroy(pt_request *req)
     free(r->lreq);
     free(r->lpart);
     free(r->lidx);
+    free(r->ahead_end);
+    r->ahead_end = NULL;
     r->sstate = NULL;
     r->lreq = NULL;
     r->lpart = r->lidx = NULL;
