@@ -362,7 +362,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
-        char why[400] = "";
+        char why[1024] = ""; /* the timer's reasons run to about 600 bytes */
         if (rank == 0) {
             if (m->kind == PARTITA)
                 Partita_Request_why(req[k], why, sizeof why);

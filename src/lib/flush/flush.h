@@ -12,6 +12,13 @@
 
 #include "request/request.h"
 
+/* A pause this long between two hand-overs of a round's groups means a
+ * laggard held the rest of the round back (not a preempted marking thread,
+ * nor a long send): the timer splits a group that begins after it
+ * (timer_flush.c), and the adaptive policy does not charge the round for
+ * hand-overs made before it (marking.c). */
+#define PT_LAGGARD_PAUSE_NS 25000
+
 /* The messages are planned (req->u.s: ntrans, cut, bound): build the marking
  * state, and the timer's when the policy splits groups (then the request is
  * registered). Reports its errors as MPI_Psend_init's. */

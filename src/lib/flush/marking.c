@@ -153,12 +153,21 @@ void pt_flush_destroy(pt_request *req)
 /* Adaptive policy (request/adaptive.h), in a measured round: stamp the
  * round's first and last hand-over, and time each one before the last: what
  * the earlier messages cost the marking thread(s) (a layout of one message
- * has none). Returns the stamp (0: nothing to time after the call) and in
- * *last whether this is the round's last hand-over. */
+ * has none). Hand-overs made before a laggard's pause (PT_LAGGARD_PAUSE_NS
+ * since the one before) are not charged: they went while the round waited
+ * for the laggard, as the `library` suite's laggard check (`t_last`) and a
+ * program whose other threads wait for a late one see it. Charged, they made
+ * a layout of one message per partition, which sends the late half as it is
+ * marked, look dearer than one message sent after the laggard. Returns the
+ * stamp (0: nothing to time after the call) and in *last whether this is the
+ * round's last hand-over. */
 static int64_t adapt_stamp_before(pt_send_side *s, int *last)
 {
     int done = atomic_load_explicit(&s->groups_done, memory_order_relaxed);
     int64_t now = pt_now_ns();
+    int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
+    if (prev && now - prev >= PT_LAGGARD_PAUSE_NS)
+        atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
     *last = done == s->ntrans - 1;
     if (*last)
         atomic_store_explicit(&s->adapt_last_ns, now, memory_order_relaxed);
@@ -170,7 +179,9 @@ static int64_t adapt_stamp_before(pt_send_side *s, int *last)
 /* A hand-over before the round's last took from `began` until now. */
 static void adapt_stamp_after(pt_send_side *s, int64_t began)
 {
-    atomic_fetch_add_explicit(&s->adapt_before_cost_ns, pt_now_ns() - began, memory_order_relaxed);
+    int64_t now = pt_now_ns();
+    atomic_fetch_add_explicit(&s->adapt_before_cost_ns, now - began, memory_order_relaxed);
+    atomic_store_explicit(&s->adapt_prev_end_ns, now, memory_order_relaxed);
 }
 
 /* The last contributor of group g hands it over. Returns the internal call's

@@ -219,7 +219,7 @@ int pt_timer_send_late(pt_request *req, int g, int p)
  * alone from the start, each partition at its mark into a receive posted
  * when the round began, as under `none` (pt_timer_round_ahead), and a
  * laggard that stays costs the split path once in PT_AHEAD_ROUNDS + 1
- * rounds. Late means PT_LATE_BEGIN_MIN_NS
+ * rounds. Late means PT_LAGGARD_PAUSE_NS
  * (25 us), or delta if longer: a thread that is preempted between two groups
  * is no laggard, and with 2 us (and delta 0.3 us, before its floor) a group
  * of 32 KiB in 64 partitions with no late partition was split in up to 321
@@ -230,11 +230,9 @@ int pt_timer_send_late(pt_request *req, int g, int p)
  * any size do so, 8-16 KiB in 512 partitions with no late partition took
  * 0.13-0.29 of `model`'s speed, the progress thread having seen a preempted
  * marking thread as a stall). */
-#define PT_LATE_BEGIN_MIN_NS 25000
-
 int64_t pt_timer_late_begin_ns(const pt_request *req)
 {
-    return req->u.s.delta_ns > PT_LATE_BEGIN_MIN_NS ? req->u.s.delta_ns : PT_LATE_BEGIN_MIN_NS;
+    return req->u.s.delta_ns > PT_LAGGARD_PAUSE_NS ? req->u.s.delta_ns : PT_LAGGARD_PAUSE_NS;
 }
 
 int pt_timer_split_if_late(pt_request *req, int g)

@@ -337,6 +337,7 @@ void pt_adapt_send_start(pt_request *req)
         atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_prev_end_ns, 0, memory_order_relaxed);
         int slot = round % HISTORY;
         a->hist_round[slot] = round;
         a->hist_cand[slot] = k;

@@ -119,6 +119,7 @@ typedef struct pt_send_side {
     struct pt_adapt_send *adapt;
     int adapt_measure;          /* this round is measured (planner/adapt.h: pta_measured_round) */
     _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_before_cost_ns;
+    _Atomic int64_t adapt_prev_end_ns; /* when the last hand-over before the last ended */
 } pt_send_side;
 
 typedef struct pt_recv_side {
