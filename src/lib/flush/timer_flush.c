@@ -131,7 +131,7 @@ static int claimed_runs(pt_request *req, int g, int first_flush)
     int flags = first_flush ? PT_RUNS_FIRST_FLUSH : 0;
     if (first_flush && !req->tp_ops->cheap_runs) { /* the laggard is likely to come back: announce the group ahead */
         flags |= PT_RUNS_AHEAD;
-        s->groups[g].ahead_end = s->round + 1 + PT_AHEAD_ROUNDS;
+        s->groups[g].ahead_end = pt_ahead_end(s->round);
         atomic_store_explicit(&s->ahead_max, s->groups[g].ahead_end, memory_order_relaxed);
     }
     return req->tp_ops->send_runs(req, g, runs, n, flags);
@@ -238,8 +238,6 @@ int64_t pt_timer_late_begin_ns(const pt_request *req)
 int pt_timer_split_if_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
-    if (!s->late_begin_ns)
-        return 0;
     int64_t quiet = atomic_load_explicit(&s->last_issue_ns, memory_order_relaxed);
     if (!quiet || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX || pt_now_ns() - quiet < s->late_begin_ns)
         return 0;
@@ -256,7 +254,7 @@ void pt_timer_round_ahead(pt_request *req)
         return;
     pthread_mutex_lock(&s->split_lock);
     for (int g = 0; g < s->ntrans; g++) {
-        if (s->round >= s->groups[g].ahead_end)
+        if (!pt_ahead_in(s->round, s->groups[g].ahead_end))
             continue;
         s->headed[g] = 1; /* nothing to flush first: every partition goes alone */
         atomic_store_explicit(&s->groups[g].state, PT_GROUP_SPLIT, memory_order_relaxed);

@@ -12,7 +12,7 @@ void pt_timer_round_reset(pt_request *req);
 /* Partition p of a group the timer already split became ready: send it now. */
 int pt_timer_send_late(pt_request *req, int g, int p);
 /* How long after the round's last hand-over of a group a group that begins
- * is late (0: never; delta_ns is set). */
+ * is late (delta_ns is set). */
 int64_t pt_timer_late_begin_ns(const pt_request *req);
 /* Group g's first partition was just marked: if the group begins late, split
  * it now and return 1; the caller then sends that partition as a late one. */

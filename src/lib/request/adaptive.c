@@ -710,11 +710,10 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 req->u.s.thread_only ? " (groups this small only by the progress thread, which a round wakes only "
                                        "after one that split a stalled group; else it finds one within 1 ms)"
                                      : "");
-            if (req->u.s.late_begin_ns)
-                PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
-                    "went is split at its first mark",
-                    PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3);
-            if (req->u.s.late_begin_ns && !req->tp_ops->cheap_runs)
+            PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
+                "went is split at its first mark",
+                PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3);
+            if (!req->tp_ops->cheap_runs)
                 PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
                     "posted when the round starts (the %s transport's runs wait for a header)",
                     PT_AHEAD_ROUNDS, req->tp_ops->name);

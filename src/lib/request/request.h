@@ -34,8 +34,8 @@ typedef struct pt_group {
     atomic_int seen_marked;                       /* timer: partitions marked at the last check */
     atomic_int flushed_marked;                    /* timer, RUNS: partitions marked at the last flush */
     _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
-    int ahead_end;                                /* timer: it goes alone from the start of the rounds
-                                                     before this one (PT_RUNS_AHEAD; under split_lock) */
+    int ahead_end;                                /* timer: announced ahead up to this round (pt_ahead_in;
+                                                     PT_RUNS_AHEAD; under split_lock) */
 } pt_group;
 
 /* Up to 64 consecutive partitions of one group: MPI_Pready sets the
@@ -110,7 +110,7 @@ typedef struct pt_send_side {
                                    runs (pt_flush_init) */
     _Atomic int64_t last_issue_ns; /* when this round's latest group was handed over (0: none yet) */
     int64_t late_begin_ns;         /* a group that begins this long after it begins late and is split
-                                      at once (0: never; pt_timer_split_if_late) */
+                                      at once (pt_timer_split_if_late; 0: the request never splits) */
     atomic_int ahead_max;          /* the largest groups[].ahead_end (PT_RUNS_AHEAD) */
     int round;                  /* Start count - 1 */
     /* adaptive policy (request/adaptive.h): when the round's first and last

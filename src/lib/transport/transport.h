@@ -29,22 +29,27 @@ enum {
     PT_RUNS_FIRST_FLUSH = 1, /* the group's first flush this round: later partitions follow alone */
     PT_RUNS_ALONE = 2,       /* partitions of a group after its first flush, each sent alone */
     /* With PT_RUNS_FIRST_FLUSH, from a transport whose runs are not cheap:
-     * the group began late, and in the next PT_AHEAD_ROUNDS rounds it goes
-     * alone from the round's start, every partition at its mark (the
-     * receiver posts their receives when the round starts). */
+     * the group was split (a stall or a late begin), and in the next
+     * PT_AHEAD_ROUNDS rounds it goes alone from the round's start, every
+     * partition at its mark (the receiver posts their receives when the
+     * round starts). */
     PT_RUNS_AHEAD = 4
 };
-/* Rounds after one in which a group began late that it goes alone from the
- * start (PT_RUNS_AHEAD); both sides count them. */
+/* Rounds after the one announcing a group ahead (PT_RUNS_AHEAD) in which it
+ * goes alone from the start; both sides count them from the announcing
+ * round, and keep pt_ahead_end of it. */
 #define PT_AHEAD_ROUNDS 16
+static inline int pt_ahead_end(int announcing_round) { return announcing_round + 1 + PT_AHEAD_ROUNDS; }
+/* Whether `round` is one of the rounds announced ahead up to `end` (0: none). */
+static inline int pt_ahead_in(int round, int end) { return round < end && round >= end - PT_AHEAD_ROUNDS; }
 
 typedef struct pt_transport_ops {
     const char *name; /* "mpi" */
     /* 1 when a run lands with no set-up on the receiver (the fabric: a write
      * whose immediate names it). 0 for the MPI transport, whose runs wait for
-     * a header to be read and their receives posted: a group that begins late
-     * is then announced ahead (PT_RUNS_AHEAD), which such a transport must
-     * carry (flush/timer_flush.c). */
+     * a header to be read and their receives posted: a split group is then
+     * announced ahead (PT_RUNS_AHEAD), which such a transport must carry
+     * (flush/timer_flush.c). */
     int cheap_runs;
     /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
     int (*init)(char *err, size_t errlen);

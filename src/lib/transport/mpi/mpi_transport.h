@@ -25,10 +25,10 @@ MPI_Comm pt_data_comm(void);
  * just before the run's data. A group's first flush of a round is a series
  * of headed runs, the last one flagged: the receiver then posts a receive on
  * the late tag of every other partition of the group, and the sender sends
- * each of those alone, without a header. Flagged AHEAD too (the group began
- * late), the group goes alone from the start of the next PT_AHEAD_ROUNDS
- * rounds: the receiver posts its late receives at MPI_Start and no
- * whole-group receive, and the sender sends no terminator. */
+ * each of those alone, without a header. Flagged AHEAD too (over this
+ * transport every first flush is), the group goes alone from the start of
+ * the next PT_AHEAD_ROUNDS rounds: the receiver posts its late receives at
+ * MPI_Start and no whole-group receive, and the sender sends no terminator. */
 enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_FLAGS, PT_RUN_LEN };
 #define PT_RUN_FLAG_LAST 1  /* the last headed run of the group's first flush */
 #define PT_RUN_FLAG_AHEAD 2 /* with LAST: the group goes alone from the start of the next
@@ -50,8 +50,6 @@ typedef struct pt_mpi_send {
     int64_t *xhdr;            /* PT_RUN_LEN per header */
     int nx, xcap;             /* used / capacity of xreq */
     int nhdr;                 /* headers used this round */
-    int *ahead_end;           /* per group: announced ahead (PT_RUN_FLAG_AHEAD) for the rounds before
-                                 this one, which send it with no terminator */
 } pt_mpi_send;
 
 /* Receiver, per sender partition of a split group (timer policy). */
@@ -79,7 +77,7 @@ typedef struct pt_mpi_recv {
     int nlate;
     int late_done;           /* those before it have all completed (recv_runs.c: test_late) */
     int late_from;           /* where the next window test of later ones starts */
-    int *ahead_end;          /* per group: alone from the start of the rounds before this one */
+    int *ahead_end;          /* per group: announced ahead up to this round (pt_ahead_in) */
     int ahead_max;           /* the largest of them */
 } pt_mpi_recv;
 

@@ -56,7 +56,7 @@ static int start_receives(pt_request *req)
         return PMPI_Startall(t->nreq, t->treq);
     int rc = MPI_SUCCESS;
     for (int j = 0; j < t->nreq && rc == MPI_SUCCESS; j++) {
-        if (round < t->ahead_end[j]) {
+        if (pt_ahead_in(round, t->ahead_end[j])) {
             t->tin[j] = 1;
             t->nin++;
         } else {

@@ -82,7 +82,7 @@ static int post_run(pt_request *req)
     size_t bytes = (size_t)req->u.r.hs[PT_HS_PART_BYTES];
     memset(r->sstate + h[PT_RUN_FIRST], PT_SP_RUN, (size_t)h[PT_RUN_COUNT]);
     if (h[PT_RUN_FLAGS] & PT_RUN_FLAG_AHEAD) {
-        int end = (int)h[PT_RUN_ROUND] + 1 + PT_AHEAD_ROUNDS;
+        int end = pt_ahead_end((int)h[PT_RUN_ROUND]);
         r->ahead_end[h[PT_RUN_GROUP]] = end;
         r->ahead_max = end > r->ahead_max ? end : r->ahead_max;
     }
@@ -104,7 +104,7 @@ static int post_ahead(pt_request *req)
     if (round >= r->ahead_max)
         return MPI_SUCCESS;
     for (int g = 0; g < req->u.r.ntrans && rc == MPI_SUCCESS; g++)
-        if (round < r->ahead_end[g])
+        if (pt_ahead_in(round, r->ahead_end[g]))
             rc = post_late(req, g);
     return rc;
 }

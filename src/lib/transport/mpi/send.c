@@ -84,8 +84,7 @@ int pt_mpi_send_init(pt_request *req)
         t->xcap = 2 * P + N;
         t->xreq = malloc((size_t)t->xcap * sizeof *t->xreq);
         t->xhdr = malloc((size_t)P * PT_RUN_LEN * sizeof *t->xhdr);
-        t->ahead_end = calloc((size_t)N, sizeof *t->ahead_end);
-        if (!t->xreq || !t->xhdr || !t->ahead_end)
+        if (!t->xreq || !t->xhdr)
             return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the timer's state");
     }
     req->hs_buf[PT_HS_TRANSPORT_ARG] = t->tag_base;
@@ -152,8 +151,6 @@ int pt_mpi_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
         if (flags & PT_RUNS_FIRST_FLUSH)
             t->xhdr[(size_t)(t->nhdr - 1) * PT_RUN_LEN + PT_RUN_FLAGS] =
                 PT_RUN_FLAG_LAST | (flags & PT_RUNS_AHEAD ? PT_RUN_FLAG_AHEAD : 0);
-        if (flags & PT_RUNS_AHEAD)
-            t->ahead_end[g] = req->u.s.round + 1 + PT_AHEAD_ROUNDS;
         for (int h = h0; h < t->nhdr && rc == MPI_SUCCESS; h++)
             rc = send_headed(req, h);
     }
@@ -162,13 +159,13 @@ int pt_mpi_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
 }
 
 /* The group came in runs: an empty message on its own tag completes the
- * receiver's whole-group receive. A group announced ahead for this round has
- * none posted (recv.c: start_receives). */
+ * receiver's whole-group receive. A group announced ahead for this round
+ * (the flush layer keeps when: pt_group.ahead_end) has none posted (recv.c:
+ * start_receives). */
 int pt_mpi_send_finish_group(pt_request *req, int g)
 {
     pt_mpi_send *t = state(req);
-    int round = req->u.s.round;
-    if (round < t->ahead_end[g] && round >= t->ahead_end[g] - PT_AHEAD_ROUNDS) /* not the round announcing it */
+    if (pt_ahead_in(req->u.s.round, req->u.s.groups[g].ahead_end))
         return MPI_SUCCESS;
     pthread_mutex_lock(&t->xlock);
     int rc = PMPI_Isend(NULL, 0, MPI_BYTE, req->peer_world, t->tag_base + g, pt_data_comm(), &t->xreq[t->nx++]);
@@ -232,7 +229,6 @@ void pt_mpi_send_destroy(pt_request *req)
     free(t->treq);
     free(t->xreq);
     free(t->xhdr);
-    free(t->ahead_end);
     free(t);
     req->tp = NULL;
 }
