@@ -44,6 +44,7 @@
 #include "adapt_bench_output.h"
 #include "clock.h"
 #include "compute.h"
+#include "options.h"
 #include "partita/partita.h"
 
 #define MAX_IMPLS 16
@@ -111,6 +112,19 @@ static size_t parse_size(const char *s, int *ok)
     return (size_t)v;
 }
 
+/* A whole number in [min, max], or one line naming the option and the value, and exit:
+ * atoi read "1e3" as 1 and "3x" as 3 without a word. */
+static int int_option(int rank, const char *opt, const char *arg, double min, double max)
+{
+    int v = 0;
+    char why[256], msg[320];
+    if (pt_parse_int(arg, min, max, &v, why, sizeof why)) {
+        snprintf(msg, sizeof msg, "%s: %s", opt, why);
+        die(rank, msg);
+    }
+    return v;
+}
+
 /* a number of microseconds >= 0 */
 static int is_number(const char *s)
 {
@@ -122,6 +136,7 @@ static int is_number(const char *s)
 static int parse_impl(const char *arg, impl *m)
 {
     memset(m, 0, sizeof *m);
+    char why[128];
     if (strlen(arg) >= sizeof m->name)
         return -1;
     snprintf(m->name, sizeof m->name, "%s", arg);
@@ -144,8 +159,8 @@ static int parse_impl(const char *arg, impl *m)
         m->kind = PARTITA, strcpy(m->policy, s); /* one of the names above: fits */
     else if (!strncmp(s, "timer:", 6) && is_number(s + 6) && strlen(s + 6) < sizeof m->delta)
         m->kind = PARTITA, strcpy(m->policy, "timer"), strcpy(m->delta, s + 6);
-    else if (!strncmp(s, "fixed:", 6) && atoi(s + 6) >= 1)
-        m->kind = PARTITA, strcpy(m->policy, "fixed"), m->parts = atoi(s + 6);
+    else if (!strncmp(s, "fixed:", 6) && pt_parse_int(s + 6, 1, 1 << 30, &m->parts, why, sizeof why) == 0)
+        m->kind = PARTITA, strcpy(m->policy, "fixed");
     else
         return -1;
     return at && m->kind != PARTITA ? -1 : 0;
@@ -177,16 +192,16 @@ static void parse(int argc, char **argv, int rank, opts *o)
                 die(rank, "-m: MAX is not a power of two up to 256M, at least MIN");
             break;
         }
-        case 'f': o->factor = atoi(optarg); break;
+        case 'f': o->factor = int_option(rank, "-f", optarg, 2, 1024); break;
         case 'p': parts = optarg; break;
-        case 'i': o->rounds = atoi(optarg); break;
-        case 'x': o->warmup = atoi(optarg); break;
+        case 'i': o->rounds = int_option(rank, "-i", optarg, 1, 100000); break;
+        case 'x': o->warmup = int_option(rank, "-x", optarg, 0, 100000); break;
         case 'I': impls = optarg; break;
         case 'L':
             if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
                 die(rank, "-L needs microseconds in (0, 1e6]");
             break;
-        case 'l': o->launch = atoi(optarg); break;
+        case 'l': o->launch = int_option(rank, "-l", optarg, 0, 2147483647); break;
         case 'F': format = optarg; break;
         case 'O': o->output = optarg; break;
         case 'h':
@@ -209,13 +224,16 @@ static void parse(int argc, char **argv, int rank, opts *o)
         die(rank, "-i must be in [1, 100000] and -x in [0, 100000]");
     if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
         die(rank, "-f must be a power of two in [2, 1024]");
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", parts);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (o->nparts == MAX_PARTS_LIST || atoi(t) < 1 || atoi(t) > 65536)
-            die(rank, "-p: at most 16 partition counts in [1, 65536]");
-        o->parts[o->nparts++] = atoi(t);
+    pt_int_list counts;
+    char why[256], buf[512];
+    if (pt_parse_int_list(parts, 1, 65536, &counts, why, sizeof why)) {
+        snprintf(buf, sizeof buf, "-p: %s", why);
+        die(rank, buf);
     }
+    if (counts.n > MAX_PARTS_LIST)
+        die(rank, "-p: at most 16 partition counts in [1, 65536]");
+    for (int i = 0; i < counts.n; i++)
+        o->parts[o->nparts++] = counts.v[i];
     snprintf(o->impl_list, sizeof o->impl_list, "%s", impls);
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
@@ -229,6 +247,13 @@ static void parse(int argc, char **argv, int rank, opts *o)
     for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
             die(rank, "-L needs at least 2 partitions in every -p entry (half of them are late)");
+    /* a case runs where a size is a multiple of the partition count; none: say so, not exit 0 */
+    int cases = 0;
+    for (size_t bytes = o->min; bytes <= o->max; bytes *= (size_t)o->factor)
+        for (int i = 0; i < o->nparts; i++)
+            cases += bytes % (size_t)o->parts[i] == 0;
+    if (!cases)
+        die(rank, "no case can run: no size of -m is a multiple of a partition count of -p");
 }
 
 /* One round of implementation m; returns the stamp of this rank (sender:

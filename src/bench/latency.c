@@ -18,6 +18,7 @@
 #include "harness/bench.h"
 #include "harness/cache.h"
 #include "harness/clock.h"
+#include "harness/sizecheck.h"
 #include "latency_output.h"
 #include "partita/config.h"
 
@@ -369,6 +370,10 @@ int main(int argc, char **argv)
                 cfg.partitions, cfg.max_size, cfg.max_size);
     if (cfg.percentiles.n > MAX_PERCENTILES)
         pt_fail(&ctx, "--tail-percentiles: at most %d percentiles (got %d)", MAX_PERCENTILES, cfg.percentiles.n);
+    /* refused up front, not by the OOM killer halfway through the sizes */
+    double most_iterations = cfg.iterations ? cfg.iterations : 10000;
+    pt_require_memory(&ctx, 2.0 * (double)cfg.max_size + LAT_NMETRICS * most_iterations * sizeof(double),
+                      "the send and receive buffers of the largest message (-m) and its samples");
     if (cfg.c.cache == PT_CACHE_COLD && pt_cache_setup() != 0)
         pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
     pt_open_output(&ctx, &cfg.c);

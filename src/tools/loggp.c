@@ -254,24 +254,25 @@ int main(int argc, char **argv)
     MPI_Bcast(&writable, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!writable)
         pt_fail(&ctx, "%s: cannot write the parameter file", cfg.save);
-    pt_open_output(&ctx, &cfg.c);
-
-    loggp_probe probe = {.rank = ctx.rank, .quantile = cfg.quantile};
     int fabric = cfg.transport == TRANSPORT_FABRIC;
     if (fabric && !PARTITA_HAVE_FABRIC)
         pt_fail(&ctx, "--transport fabric: this build has no fabric transport (libfabric was not found when it was "
                       "configured: install libfabric-dev and re-run make bootstrap)");
+    /* The server's n buffers: checked on every rank (the options are the same), so that rank 0
+     * says why and no output file is left behind. */
+    size_t slot = (cfg.sizes.max + 63) / 64 * 64;
+    if ((fabric || cfg.api == API_ISEND) && slot > MAX_SERVER_BUFFER / (size_t)cfg.count)
+        pt_fail(&ctx, "--api isend and --transport fabric need %d receive buffers of %zu bytes (more than %zu): "
+                "use a smaller --message-size maximum or --count, or --api send", cfg.count, slot, MAX_SERVER_BUFFER);
+    pt_open_output(&ctx, &cfg.c);
+
+    loggp_probe probe = {.rank = ctx.rank, .quantile = cfg.quantile};
     probe.ch = fabric ? NULL : cfg.api == API_ISEND ? &loggp_mpi_isend : &loggp_mpi_send;
-    probe.slot = (cfg.sizes.max + 63) / 64 * 64;
+    probe.slot = slot;
     size_t buf_bytes = probe.slot;
     /* receives posted ahead, or remote writes: the server keeps n buffers */
-    if ((fabric || cfg.api == API_ISEND) && ctx.rank == 1) {
-        if (probe.slot > MAX_SERVER_BUFFER / (size_t)cfg.count)
-            pt_abort(&ctx, "--api isend and --transport fabric need %d receive buffers of %zu bytes (more than %zu): "
-                     "use a smaller --message-size maximum or --count, or --api send", cfg.count, probe.slot,
-                     MAX_SERVER_BUFFER);
+    if ((fabric || cfg.api == API_ISEND) && ctx.rank == 1)
         buf_bytes = probe.slot * (size_t)cfg.count;
-    }
     probe.buf = malloc(buf_bytes);
     probe.reqs = calloc((size_t)cfg.count, sizeof *probe.reqs);
     int reps_max = cfg.c.iterations > cfg.c.warmup ? cfg.c.iterations : cfg.c.warmup;

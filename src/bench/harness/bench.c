@@ -214,14 +214,23 @@ void pt_open_output(pt_ctx *ctx, const pt_common *c)
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!ok)
         pt_fail(ctx, "cannot write the output file '%s'", c->output);
+    ctx->output = c->output;
 }
 
 int pt_finish(pt_ctx *ctx, int status)
 {
     if (ctx->rank == 0 && ctx->out) {
-        fflush(ctx->out);
-        if (ctx->out != stdout)
-            fclose(ctx->out);
+        /* A full disk or a closed pipe shows only here, when the buffered results are
+         * flushed: results that were lost must not end in exit status 0. */
+        int bad = fflush(ctx->out) != 0 || ferror(ctx->out);
+        int err = errno;
+        if (ctx->out != stdout && fclose(ctx->out) != 0 && !bad)
+            bad = 1, err = errno;
+        if (bad) {
+            fprintf(stderr, "%s: error: writing the output file '%s' failed: %s\n", ctx->program,
+                    ctx->output ? ctx->output : "(standard output)", strerror(err));
+            status = status > 2 ? status : 2;
+        }
     }
     int all = status;
     MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -44,6 +44,7 @@ typedef struct pt_ctx {
     int argc;
     char **argv;
     FILE *out;             /* rank 0: where results go */
+    const char *output;    /* its file name, NULL for standard output */
 } pt_ctx;
 
 /* Defaults and the table entries of the common options. `which` selects them:

@@ -275,6 +275,11 @@ int pat_parse_choice_list(const char *arg, void *dest, char *err, size_t errlen)
                 snprintf(err, errlen, "at most %d values", PAT_MAX_CHOICES);
             return -1;
         }
+        for (int i = 0; i < l->n; i++)
+            if (l->v[i] == found) { /* it would run the same case twice, with duplicate results */
+                snprintf(err, errlen, "'%s' is listed twice", l->choices[found]);
+                return -1;
+            }
         l->v[l->n++] = found;
         if (p[len] == '\0')
             return 0;

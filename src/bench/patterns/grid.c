@@ -39,6 +39,18 @@ int pat_parse_dims(const char *arg, void *dest, char *err, size_t errlen)
     return parse_triple(arg, 0, 1 << 24, 1, dest, err, errlen);
 }
 
+int pat_parse_dims2(const char *arg, void *dest, char *err, size_t errlen)
+{
+    pt_int_list l;
+    if (pt_parse_int_list(arg, 0, 1 << 24, &l, err, errlen) != 0)
+        return -1;
+    if (l.n > 2) {
+        snprintf(err, errlen, "'%s': give one value or two comma-separated values (the process grid is 2-D)", arg);
+        return -1;
+    }
+    return parse_triple(arg, 0, 1 << 24, 1, dest, err, errlen);
+}
+
 int pat_parse_flags3(const char *arg, void *dest, char *err, size_t errlen)
 {
     return parse_triple(arg, 0, 1, 0, dest, err, errlen);

@@ -25,6 +25,8 @@ typedef struct pat_grid {
  * pat_parse_cells needs every value >= 1; pat_parse_dims allows 0 (= choose). */
 int pat_parse_cells(const char *arg, void *dest, char *err, size_t errlen);
 int pat_parse_dims(const char *arg, void *dest, char *err, size_t errlen);
+/* The same for a 2-D process grid: "PX,PY" or "N"; three values are an error. */
+int pat_parse_dims2(const char *arg, void *dest, char *err, size_t errlen);
 int pat_parse_flags3(const char *arg, void *dest, char *err, size_t errlen);
 
 /* Build the grid. dims_opt: ranks per dimension, 0 = let MPI_Dims_create choose.

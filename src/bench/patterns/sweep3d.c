@@ -99,7 +99,7 @@ static void configure(pt_cli *cli, sweep_config *s)
                   "cells per rank (weak) or nx, ny in total (strong; z is not decomposed)", pat_parse_cells, "32,32,32");
     pt_add_choice(cli, "scaling", 0, &s->scaling, "KIND", "weak: --grid per rank; strong: nx, ny divided over the grid",
                   scalings);
-    pt_add_custom(cli, "dims", 0, &s->dims, "PX,PY", "process grid, 0 = chosen by MPI_Dims_create", pat_parse_dims,
+    pt_add_custom(cli, "dims", 0, &s->dims, "PX,PY", "process grid, 0 = chosen by MPI_Dims_create", pat_parse_dims2,
                   "0,0");
     pt_add_int(cli, "kba", 'k', &s->kba, "K", "k-blocking factor: planes per k-block (must divide nz)", 1, 1 << 24);
     pt_add_int(cli, "values", 0, &s->values, "V", "values (doubles) per cell: angles x groups", 1, 1 << 16);

@@ -109,7 +109,7 @@ static void *loop(void *arg)
     return NULL;
 }
 
-int pt_progress_thread_start(char *err, unsigned long errlen)
+int pt_progress_interval_load(char *err, unsigned long errlen)
 {
     const char *v = getenv("PARTITA_PROGRESS_US");
     if (v && *v) {
@@ -122,6 +122,11 @@ int pt_progress_thread_start(char *err, unsigned long errlen)
         }
         interval_ns = (long)(us * 1e3);
     }
+    return 0;
+}
+
+int pt_progress_thread_start(char *err, unsigned long errlen)
+{
     int level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&level);
     if (level < MPI_THREAD_MULTIPLE) {

@@ -8,6 +8,9 @@
 
 /* Whether the environment asks for the thread. */
 int pt_progress_thread_wanted(void);
+/* Read PARTITA_PROGRESS_US (MPI_Init checks it with the other settings, also when the
+ * thread is off). Returns 0, or -1 with a reason in err. */
+int pt_progress_interval_load(char *err, unsigned long errlen);
 /* Start it (after MPI_Init*). Returns 0, or -1 with a reason in err. */
 int pt_progress_thread_start(char *err, unsigned long errlen);
 void pt_progress_thread_stop(void);

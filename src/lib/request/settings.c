@@ -146,6 +146,8 @@ int pt_settings_load_env(char *err, size_t errlen)
         snprintf(err, errlen, "PARTITA_PROGRESS_THREAD='%s' is not 0 or 1", thread);
         return -1;
     }
+    if (pt_progress_interval_load(err, errlen))
+        return -1;
     s.background = pt_progress_thread_wanted();
     global = s;
     return 0;

@@ -3,6 +3,7 @@
  * on; unset, the library only passes calls on. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "interpose/abort_output.h"
@@ -29,8 +30,14 @@ void ptr_after_init(void)
     trace_dir = getenv("PARTITA_TRACE");
     if (!trace_dir || !*trace_dir)
         return;
-    char err[256];
-    if (ptr_events_setup(getenv("PARTITA_TRACE_EVENTS"), err, sizeof err) != 0 || ptr_registry_setup() != 0) {
+    char err[256] = "cannot allocate the request registry";
+    /* only `monotonic` has a meaning: a typo must not silently keep the TSC */
+    const char *clock = getenv("PARTITA_TRACE_CLOCK");
+    int bad_clock = clock && *clock && strcmp(clock, "monotonic") != 0;
+    if (bad_clock)
+        snprintf(err, sizeof err, "PARTITA_TRACE_CLOCK='%s' is not 'monotonic' (unset: the TSC where usable)", clock);
+    if (bad_clock || ptr_events_setup(getenv("PARTITA_TRACE_EVENTS"), err, sizeof err) != 0 ||
+        ptr_registry_setup() != 0) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) {
