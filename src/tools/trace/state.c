@@ -42,9 +42,14 @@ void ptr_after_init(void)
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) {
             fprintf(stderr, "partita-trace: error: %s\n", err);
-            pt_let_launcher_forward_output();
-        } else
-            sleep(2); /* let rank 0 print first: another rank's abort can kill it before it writes */
+        } else {
+            /* Rank 0 prints first (when it has the same error, its abort ends this rank
+             * during the wait: one line). When only this rank has it (an environment that
+             * differs per rank), rank 0 runs on, and this rank must say why it stops. */
+            sleep(2);
+            fprintf(stderr, "partita-trace: error (rank %d): %s\n", rank, err);
+        }
+        pt_let_launcher_forward_output();
         PMPI_Abort(MPI_COMM_WORLD, 1);
         exit(1); /* an abort that returns must not let the program run untraced */
     }
