@@ -6,16 +6,17 @@ import math
 from pathlib import Path
 
 from .pooling import pool_launches
-from .results import ResultError, case_key, headline_metrics, load_result, load_run_dir
+from .results import ResultError, case_key, headline_metrics, is_params_file, load_result, load_run_dir
 
 
 def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
     """(run name, implementation) -> result, for the successful runs of a folder
-    (the launches of a repeated run pooled into one)."""
+    (the launches of a repeated run pooled into one); a suite's partita-loggp run wrote
+    LogGP parameters, not a result, and is left out."""
     manifest = load_run_dir(folder)
     launches: dict[tuple[str, str], list[dict]] = {}
     for r in manifest["runs"]:
-        if r.get("status") == "ok" and r.get("result"):
+        if r.get("status") == "ok" and r.get("result") and not is_params_file(folder / r["result"]):
             launches.setdefault((r["name"], r["impl"]), []).append(load_result(folder / r["result"]))
     return {key: pool_launches(results) for key, results in launches.items()}
 
@@ -55,8 +56,9 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
             if "metrics" not in ca or cb is None:
                 continue
             for m in headline_metrics(ra):
-                sa, sb = ca["metrics"][m].get("summary", {}), cb["metrics"].get(m, {}).get("summary")
-                if not sb:
+                # the headline metrics are the first case's: a later case may lack one, on either side
+                sa, sb = ca["metrics"].get(m, {}).get("summary"), cb["metrics"].get(m, {}).get("summary")
+                if not sa or not sb:
                     continue
                 ma, mb = number(sa.get("median")), number(sb.get("median"))
                 rows.append({"run": key[0], "impl": key[1], "case": ca.get("case", {}), "metric": m,

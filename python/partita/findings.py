@@ -18,7 +18,9 @@ REFERENCE = "native"
 
 def summary_of(case: dict, metric: str) -> dict | None:
     s = case.get("metrics", {}).get(metric, {}).get("summary")
-    return s if s and isinstance(s.get("median"), (int, float)) else None
+    # a NaN median is no measurement: it would make every median over cases and every "best" arbitrary
+    ok = s and isinstance(s.get("median"), (int, float)) and not math.isnan(s["median"])
+    return s if ok else None
 
 
 def by_case(by_impl: dict[str, dict], metric: str, key) -> dict[str, dict]:

@@ -64,6 +64,9 @@ def load_result(path: Path) -> dict:
     data = read_json(path, "result")
     if data.get("schema") != RESULT_SCHEMA:
         raise ResultError(f"{path}: schema {data.get('schema')!r} is not {RESULT_SCHEMA}")
+    for key in ("config", "environment"):
+        if key in data and not isinstance(data[key], dict):
+            raise ResultError(f"{path}: {key!r} is {type(data[key]).__name__}, expected an object")
     if not isinstance(data.get("results"), list):
         raise ResultError(f"{path}: 'results' is {type(data.get('results')).__name__}, expected a list of cases")
     for i, case in enumerate(data["results"]):

@@ -70,6 +70,8 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
               launcher: str | None = None, impls_override: list[str] | None = None,
               repeat_override: int | None = None, log=sys.stdout, meta: dict | None = None) -> dict:
     """Run everything, write out/manifest.json and one JSON + log per launch; return the manifest.
+    The manifest is rewritten after every launch, so the launches that finished stay readable when
+    the suite is interrupted (it has "finished" once every launch is done).
     `meta`: more top-level manifest entries (e.g. "cluster": the hosts and link rate)."""
     jobs = launch_order(suite, impls_override, repeat_override)
     manifest = {
@@ -105,6 +107,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
             durations.append(0.0)
             print(f" unavailable: {e}", file=log, flush=True)
             manifest["runs"].append(entry)
+            write_manifest(out, manifest)
             continue
         dur = time.monotonic() - t0
         durations.append(dur)
@@ -129,6 +132,14 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
             why = (o.stderr.strip().splitlines() or ["no output"])[-1]
             print(f" FAILED (exit {o.returncode}) in {dur:.1f} s: {why}{eta}", file=log, flush=True)
         manifest["runs"].append(entry)
+        write_manifest(out, manifest)
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_manifest(out, manifest)
     return manifest
+
+
+def write_manifest(out: Path, manifest: dict) -> None:
+    # whole or not at all: an interruption while writing never leaves half a manifest
+    tmp = out / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(out / "manifest.json")

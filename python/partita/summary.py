@@ -12,7 +12,8 @@ ZERO_EXPLAINED = ("availability", "early_bird", "early_arrival")
 
 
 def fmt_value(x) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    # a value that is not a number (null, NaN, a string in a hand-made file) shows as '-'
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or (isinstance(x, float) and math.isnan(x)):
         return "-"
     ax = abs(x)
     if ax != 0 and (ax >= 1e5 or ax < 1e-2):

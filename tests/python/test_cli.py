@@ -141,3 +141,33 @@ def test_run_description_is_kept():
 def test_suite_env_is_kept():
     s = parse_suite({"run": [{"name": "a", "program": "x", "env": {"PARTITA_PROGRESS_THREAD": 1}}]}, "t", "t.toml")
     assert s.runs[0].env == {"PARTITA_PROGRESS_THREAD": "1"}
+
+
+def test_an_interrupted_run_keeps_the_launches_that_finished(tmp_path, monkeypatch):
+    """Ctrl-C during a long suite: the launches that finished are recorded in the manifest, so
+    summary, compare and report still read them."""
+    from partita import runner
+    from partita.launch import BuildInfo, RunOutcome
+    from partita.results import load_run_dir
+    from report_helpers import p2p
+
+    suite = parse_suite({"run": [{"name": "p2p", "program": "partita-p2p", "repeat": 3}]}, "t", "t.toml")
+    calls = []
+
+    def fake_run_program(build, program, args, json_out=None, **kw):
+        calls.append(json_out)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        json_out.write_text(json.dumps(p2p()))
+        return RunOutcome(["prog"], {}, 0, "", "", p2p())
+
+    monkeypatch.setattr(runner, "run_program", fake_run_program)
+    monkeypatch.setattr(runner, "impl_env", lambda build, impl: {})
+    build = BuildInfo(tmp_path, tmp_path, tmp_path, "mpiexec", "-n", "mpich", True)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_suite(suite, build, tmp_path, log=open(tmp_path / "progress.txt", "w"))
+    manifest = load_run_dir(tmp_path)
+    assert [(r["launch"], r["status"]) for r in manifest["runs"]] == [(1, "ok"), (2, "ok")]
+    assert "finished" not in manifest       # the suite did not end
+    p = run_cli("summary", str(tmp_path))
+    assert p.returncode == 0 and "# verdict of" in p.stdout, p.stderr

@@ -152,3 +152,70 @@ def test_loggp_file_with_a_duplicate_key(tmp_path):
     assert str(f) in str(e.value)
     p = run_cli("model", "--params", str(f), "-m", "1K:4K")
     assert_clean_error(p, "model", 2, str(f), "duplicate key 'o_pready'")
+
+
+# -- odd but valid results -------------------------------------------------------------------
+
+def test_compare_takes_a_suites_loggp_run_as_parameters_not_a_bad_result(tmp_path):
+    """The paper suite's partita-loggp run writes LogGP parameters (partita.loggp/1): compare
+    leaves it out, as summary and report do, instead of stopping on its schema."""
+    from report_helpers import p2p, write_folder
+    folders = []
+    for name in ("a", "b"):
+        f = write_folder(tmp_path / name, [("p2p", "native", p2p("native")), ("loggp", "native", "missing")])
+        Params.from_segments([Segment(None, 0.2, 0.5, 0.4, 0.9, 1e-4, 2.5)],
+                             lib=library(build_info().lib_dir)).save(f / "loggp-native.json")
+        folders.append(str(f))
+    p = run_cli("compare", *folders)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "p2p" in p.stdout and "loggp" not in p.stdout
+
+
+def test_compare_with_a_case_that_lacks_a_headline_metric(tmp_path):
+    """The headline metrics come from the first case; a later case without one of them is
+    compared on the metrics it has, not a KeyError."""
+    full, lacking = result_doc(), result_doc()
+    full["results"].append({**full["results"][0], "case": {"bytes": 4096, "partitions": 4}})
+    lacking["results"].append({"case": {"bytes": 4096, "partitions": 4},
+                               "metrics": {"perceived_bw": {"unit": "MB/s", "summary": {"median": 5.0}}}})
+    a = results_folder(tmp_path / "a", json.dumps(lacking))
+    b = results_folder(tmp_path / "b", json.dumps(full))
+    for x, y in ((a, b), (b, a)):
+        p = run_cli("compare", str(x), str(y))
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        rows = p.stdout.splitlines()[1:]
+        assert len(rows) == 1 and "bytes=1024" in rows[0] and rows[0].endswith("same"), p.stdout
+
+
+def test_summary_all_with_a_median_that_is_not_a_number(tmp_path):
+    """A median written as a string is not a number: '-' in the tables (as the verdict and
+    compare treat it), not a traceback."""
+    folder = results_folder(tmp_path / "f", json.dumps(result_doc(median="2.0")))
+    p = run_cli("summary", str(folder), "--all")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "- [1.90,2.10]" in p.stdout
+
+
+@pytest.mark.parametrize("key, value", [("config", []), ("environment", "vm"), ("config", None)])
+def test_result_whose_config_or_environment_is_not_an_object(tmp_path, key, value):
+    folder = results_folder(tmp_path / "f", json.dumps({**result_doc(), key: value}))
+    f = str(folder / "p2p-native.json")
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 1, f, f"'{key}'")
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, f"'{key}'")
+    assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, f"'{key}'")
+
+
+def test_verdict_leaves_out_a_nan_median(tmp_path):
+    """A case whose median is NaN is not a measurement: the verdict's median over the cases is
+    taken over the others, and the NaN never takes (or hides) the best mark."""
+    from partita.report import verdict
+    from report_helpers import p2p, write_folder
+    bad = p2p("native", 1.0)
+    for c in bad["results"]:
+        if c["case"]["partitions"] > 1 and c["case"]["bytes"] < 1 << 20:   # two of the three cases
+            c["metrics"]["overhead"]["summary"]["median"] = math.nan
+    folder = write_folder(tmp_path / "f", [("p2p", "native", bad), ("p2p", "partita:model", p2p("partita:model", 2.0))])
+    _, h = verdict([folder])
+    rows = {r[0]: r[1] for r in h.rows}
+    assert "nan" not in rows["native"] and rows["native"].endswith("*"), rows
+    assert not rows["partita:model"].endswith("*"), rows

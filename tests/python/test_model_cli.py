@@ -91,3 +91,42 @@ def test_quantile_of_samples():
     assert quantile(m, "t", 0.25) == 2.0
     assert quantile(m, "t", 0.1) == pytest.approx(1.4)
     assert quantile(m, "t", 0.0) == 1.0
+
+
+def test_model_plot_names_the_file_it_writes_and_refuses_an_unknown_format(tmp_path):
+    r = run_cli("model", "-m", "1K:4K", "-p", "4", "--plot", str(tmp_path / "fig"))
+    assert r.returncode == 0, r.stderr
+    assert f"figure: {tmp_path / 'fig.png'}" in r.stdout       # matplotlib adds .png: say so
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run_cli("model", "-m", "1K:4K", "-p", "4", "--plot", str(tmp_path / "fig.txt"))
+    assert "Traceback" not in r.stderr and r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"partita model: error: cannot write {tmp_path / 'fig.txt'}: "), r.stderr
+
+
+@pytest.mark.parametrize("args, why", [
+    (["-m", "1K:4K", "--json", "cases.json"], "--json"),                 # only --validate writes cases
+    (["--validate", "--plot", "fig.png"], "--plot"),                     # --validate draws nothing
+    (["--validate", "--json", "."], "is a directory"),                   # refused before measuring
+])
+def test_model_options_that_would_be_ignored_are_refused(tmp_path, args, why):
+    r = run_cli(*[a if a not in ("cases.json", "fig.png", ".") else str(tmp_path / a) for a in ["model", *args]])
+    assert "Traceback" not in r.stderr and r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith("partita model: error: ") and why in r.stderr, r.stderr
+    assert "running:" not in r.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_validate_json_that_cannot_be_written_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    from partita import cli
+
+    def fake_run(build, impl, pattern, P, lo, hi, iters, warm):
+        return {m: {"t_part_us": {"summary": {"median": 10.0}}, "t_last_us": {"summary": {"median": 5.0}}}
+                for m in (lo, hi)}
+
+    monkeypatch.setattr(validation, "run_cases", fake_run)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    rc = cli.main(["model", "--validate", "-m", "16K:32K", "-p", "4", "--delays", "50",
+                   "--json", str(blocker / "cases.json")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "median absolute error" in out      # the measurements were printed first
+    assert f"partita model: error: cannot write {blocker / 'cases.json'}" in err, err

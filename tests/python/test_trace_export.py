@@ -90,3 +90,8 @@ def test_plot_rejects_an_unknown_request(tmp_path):
     with pytest.raises(ValueError, match="no send request number 3"):
         plot_arrivals(synthetic(tmp_path), tmp_path / "x.png", request=3)
     assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_without_a_suffix_returns_the_file_written(tmp_path):
+    out = plot_arrivals(synthetic(tmp_path), tmp_path / "arrivals")
+    assert out == tmp_path / "arrivals.png" and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pattern", choices=["laggard", "all", "uniform"], default="laggard",
                    help="arrival pattern of the table: one late partition, all at once, or spread evenly")
     p.add_argument("--delay", type=float, default=4000.0, help="laggard delay / spread window in us (default 4000)")
-    p.add_argument("--plot", type=Path, help="write the figure (PNG) here")
+    p.add_argument("--plot", type=Path, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
     p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
     p.add_argument("--delays", default="50,500", help="--validate: laggard delays in us (default 50,500)")
     p.add_argument("--threads", type=int, default=2,
@@ -55,6 +55,11 @@ def main(args: argparse.Namespace) -> int:
         build = BuildInfo.find(args.build) if args.build or args.validate else None
         library(build.lib_dir if build else None)
         params = load_params(args.params, PROG)
+        # refused rather than ignored: an option that would do nothing
+        if args.json is not None and not args.validate:
+            raise ValueError("--json writes the cases of --validate; without --validate there are none")
+        if args.plot is not None and args.validate:
+            raise ValueError("--plot draws the model's table, which --validate does not print; run them separately")
         if args.validate:
             return validate_main(args, build, params)
         rng = parse_size_range(args.message_size or "1K:256M")
@@ -79,11 +84,11 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join(format_choices(rows, P)))
     if args.plot:
         try:
-            plot(params, sizes, parts[0], args.pattern, args.delay, args.plot)
-        except OSError as e:
+            written = plot(params, sizes, parts[0], args.pattern, args.delay, args.plot)
+        except (OSError, ValueError) as e:  # ValueError: a format matplotlib cannot write
             print(f"{PROG}: error: cannot write {args.plot}: {e}", file=sys.stderr)
             return 2
-        print(f"\nfigure: {args.plot}")
+        print(f"\nfigure: {written}")
     return 0
 
 
@@ -99,6 +104,8 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
         raise ValueError("--threads must be >= 0")
     if not 0 <= args.quantile <= 1:
         raise ValueError("--quantile must be in [0, 1]")
+    if args.json is not None and args.json.is_dir():
+        raise ValueError(f"{args.json} is a directory; --json needs a file name")
     print(f"LogGP parameters: {params.source}")
     warn_if_busy(PROG)
     cases = validate(build, params, rng, parts, delays, args.iterations, max(2, args.iterations // 10),
@@ -117,6 +124,10 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
     if args.json:
         cfg = {"sizes": list(rng), "partitions": parts, "delays_us": delays, "iterations": args.iterations,
                "laggard_threads": args.threads, "quantile": args.quantile}
-        args.json.write_text(json.dumps(as_json(cases, params, cfg), indent=1) + "\n")
+        try:
+            args.json.write_text(json.dumps(as_json(cases, params, cfg), indent=1) + "\n")
+        except OSError as e:
+            print(f"{PROG}: error: cannot write {args.json}: {e}", file=sys.stderr)
+            return 2
         print(f"cases: {args.json}")
     return 0

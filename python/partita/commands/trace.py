@@ -174,8 +174,8 @@ def export(argv: list[str]) -> int:
             print(f"timeline: {a.perfetto} (open it in https://ui.perfetto.dev or chrome://tracing)")
         if a.plot is not None:
             from ..trace.plot import plot_arrivals
-            plot_arrivals(trace, a.plot, request=a.request)
-            print(f"arrival pattern: {a.plot}")
+            written = plot_arrivals(trace, a.plot, request=a.request)
+            print(f"arrival pattern: {written}")
     except ImportError as e:
         print(f"{prog}: error: this installation cannot export ({e})", file=sys.stderr)
         return 2

@@ -75,10 +75,12 @@ def format_choices(rows: list[Choice], user_parts: int) -> list[str]:
     return lines
 
 
-def plot(params: Params, sizes: list[int], user_parts: int, pattern: str, delay_us: float, path: Path) -> None:
+def plot(params: Params, sizes: list[int], user_parts: int, pattern: str, delay_us: float, path) -> Path:
     """Two panels: time after the last ready partition against message size, one
     line per transport count (Figure 3 of the paper); total time against the
-    transport count for a few sizes."""
+    transport count for a few sizes. path: a file name or a binary file object; returns
+    where it was written (.png added to a name without a suffix, as matplotlib does);
+    ValueError for a suffix matplotlib cannot write."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -110,5 +112,8 @@ def plot(params: Params, sizes: list[int], user_parts: int, pattern: str, delay_
     b.grid(True, which="both", alpha=0.3)
     fig.text(0.01, 0.01, f"parameters: {params.source}", fontsize=7, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    if isinstance(path, (str, Path)) and not Path(path).suffix:
+        path = Path(path).with_suffix(".png")   # what matplotlib writes (path may also be a file object)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return path

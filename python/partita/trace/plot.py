@@ -113,6 +113,7 @@ def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float
     fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     path = Path(path)
+    path = path if path.suffix else path.with_suffix(".png")   # what matplotlib writes
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
