@@ -16,6 +16,10 @@
  *   adapt static
  *     PARTITA_ADAPT=0 (run with it set): one candidate, the model's layout;
  *     info partita_adapt=0 does the same; bad info values are errors.
+ *   adapt timer -n DOUBLES -s PARTS
+ *     The timer on a size the model cuts: the cut and one message per
+ *     partition as candidates, one layout where that does not apply. (With
+ *     PARTITA_POLICY=timer, agree and fake run the timer's two layouts.)
  * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
 #include <unistd.h>
 
@@ -56,8 +60,9 @@ static void parse(int argc, char **argv, opts *o)
         default: ptest_usage("adapt: unknown option (see the comment at the top of adapt.c)");
         }
     }
-    if (strcmp(o->what, "agree") && strcmp(o->what, "fake") && strcmp(o->what, "static"))
-        ptest_usage("adapt: first argument: agree, fake or static");
+    if (strcmp(o->what, "agree") && strcmp(o->what, "fake") && strcmp(o->what, "static") &&
+        strcmp(o->what, "timer"))
+        ptest_usage("adapt: first argument: agree, fake, static or timer");
     if (o->sparts < 1 || o->rparts < 1 || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->n % o->sparts ||
         o->n % o->rparts)
         ptest_usage("adapt: need partitions >= 1, 1 <= rounds <= 1000, DOUBLES divisible by both partition counts");
@@ -163,7 +168,8 @@ static void agree(const opts *o, int rank)
         CHECK(sncand < 2 || used >= 2, "only %d of %d candidate layouts used", used, sncand);
         char why[512];
         OK(Partita_Request_why(rreq, why, sizeof why));
-        CHECK(strstr(why, "adaptive") != NULL, "why: %s", why);
+        const char *policy = getenv("PARTITA_POLICY"); /* adaptive, or the timer on a cut */
+        CHECK(strstr(why, policy && *policy ? policy : "adaptive") == why, "why: %s", why);
         const char *w = strstr(why, "announced (");
         CHECK(!o->waits || (w && atoi(w + 11) > 0), "no round waited for its window: %s", why);
     }
@@ -201,17 +207,25 @@ static void fake(const opts *o, int rank)
     double *buf = calloc((size_t)o->n, sizeof *buf);
     int counts[MAXC], cuts[MAXC], n = candidates(o, rank, buf, counts, cuts);
     MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    CHECK(n >= 3, "this case has %d candidate layouts; the test needs 3", n);
-    if (n < 3) {
+    CHECK(n >= 2, "this case has %d candidate layouts; the test needs 2", n);
+    if (n < 2) {
         free(buf);
         return;
     }
-    int half = o->rounds / 2;
+    /* first candidate `cheap` (2, or 1 of two), then from the middle on `then` (1, or 0 of two) */
+    int cheap = n >= 3 ? 2 : 1, then = cheap - 1, half = o->rounds / 2;
     if (rank == 0) {
         char costs[256];
-        snprintf(costs, sizeof costs, "%d%s=50,%d%s=5,%d%s=60;@%d:%d%s=50,%d%s=40,%d%s=5", counts[0],
-                 cuts[0] ? "c" : "", counts[2], cuts[2] ? "c" : "", counts[1], cuts[1] ? "c" : "", half, counts[0],
-                 cuts[0] ? "c" : "", counts[2], cuts[2] ? "c" : "", counts[1], cuts[1] ? "c" : "");
+        int at = 0;
+        for (int phase = 0; phase < 2; phase++) {
+            if (phase)
+                at += snprintf(costs + at, sizeof costs - (size_t)at, ";@%d:", half);
+            for (int k = 0; k < n && k < 3; k++) {
+                int us = k == (phase ? then : cheap) ? 5 : k == then ? 60 : 50;
+                at += snprintf(costs + at, sizeof costs - (size_t)at, "%s%d%s=%d", k ? "," : "", counts[k],
+                               cuts[k] ? "c" : "", us);
+            }
+        }
         setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
     }
     MPI_Request req;
@@ -232,18 +246,72 @@ static void fake(const opts *o, int rank)
         /* the second half of each phase: mostly the phase's cheapest */
         int first = 0, second = 0, quarter = half / 2;
         for (int r = quarter; r < half; r++)
-            first += used[r] == 2;
+            first += used[r] == cheap;
         for (int r = half + quarter; r < o->rounds; r++)
-            second += used[r] == 1;
-        CHECK(first >= (half - quarter) * 8 / 10, "rounds %d-%d: candidate 2 in %d", quarter, half - 1, first);
-        CHECK(second >= (o->rounds - half - quarter) * 8 / 10, "rounds %d-%d: candidate 1 in %d", half + quarter,
-              o->rounds - 1, second);
+            second += used[r] == then;
+        CHECK(first >= (half - quarter) * 8 / 10, "rounds %d-%d: candidate %d in %d", quarter, half - 1, cheap,
+              first);
+        CHECK(second >= (o->rounds - half - quarter) * 8 / 10, "rounds %d-%d: candidate %d in %d", half + quarter,
+              o->rounds - 1, then, second);
         char why[512];
         OK(Partita_Request_why(req, why, sizeof why));
         printf("adapt: %s\n", why);
         CHECK(strstr(why, "fake costs") != NULL, "why: %s", why);
     }
     OK(MPI_Request_free(&req));
+    free(buf);
+}
+
+/* The candidates of a request of `parts` partitions of the -n doubles under `info`. */
+static int layouts_with(const opts *o, int rank, double *buf, MPI_Info info, int parts, int *counts, int *cuts)
+{
+    MPI_Request req;
+    int n = 0, cur;
+    if (rank == 0) {
+        OK(MPI_Psend_init(buf, parts, o->n / parts, MPI_DOUBLE, 1, 30, MPI_COMM_WORLD, info, &req));
+        OK(Partita_Request_layouts(req, MAXC, counts, cuts, &n, &cur));
+    } else {
+        OK(MPI_Precv_init(buf, parts, o->n / parts, MPI_DOUBLE, 0, 30, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    }
+    OK(MPI_Request_free(&req));
+    return n;
+}
+
+/* The timer on a cut (-n 4096 -s 8: 32 KiB in 8 partitions, which the model
+ * cuts over MPI): two candidates, the cut and one message per partition;
+ * one, the cut, with PARTITA_ADAPT=0, with a group count given, or with a
+ * single partition; `model` keeps its one layout. */
+static void timer_layouts(const opts *o, int rank)
+{
+    double *buf = calloc((size_t)o->n, sizeof *buf);
+    MPI_Info timer, off, parts4, model;
+    MPI_Info_create(&timer);
+    MPI_Info_set(timer, "partita_policy", "timer");
+    MPI_Info_dup(timer, &off);
+    MPI_Info_set(off, "partita_adapt", "0");
+    MPI_Info_dup(timer, &parts4);
+    MPI_Info_set(parts4, "partita_transport_parts", "4");
+    MPI_Info_create(&model);
+    MPI_Info_set(model, "partita_policy", "model");
+    int counts[MAXC], cuts[MAXC];
+    int n = layouts_with(o, rank, buf, timer, o->sparts, counts, cuts);
+    if (rank == 0)
+        CHECK(n == 2 && cuts[0] && counts[1] == o->sparts && !cuts[1],
+              "timer: %d candidates (%d%s, %d%s), want a cut and %d groups", n, counts[0], cuts[0] ? " cut" : "",
+              n > 1 ? counts[1] : 0, n > 1 && cuts[1] ? " cut" : "", o->sparts);
+    n = layouts_with(o, rank, buf, off, o->sparts, counts, cuts);
+    if (rank == 0)
+        CHECK(n == 1 && cuts[0], "timer, partita_adapt=0: %d candidates, the first %s", n, cuts[0] ? "a cut" : "groups");
+    n = layouts_with(o, rank, buf, parts4, o->sparts, counts, cuts);
+    if (rank == 0)
+        CHECK(n == 1 && counts[0] == 4, "timer, 4 transport parts: %d candidates, %d messages", n, counts[0]);
+    n = layouts_with(o, rank, buf, timer, 1, counts, cuts);
+    if (rank == 0)
+        CHECK(n == 1, "timer, one partition: %d candidates", n);
+    n = layouts_with(o, rank, buf, model, o->sparts, counts, cuts);
+    if (rank == 0)
+        CHECK(n == 1 && cuts[0], "model: %d candidates", n);
+    MPI_Info_free(&timer), MPI_Info_free(&off), MPI_Info_free(&parts4), MPI_Info_free(&model);
     free(buf);
 }
 
@@ -310,6 +378,8 @@ int main(int argc, char **argv)
         agree(&o, rank);
     else if (!strcmp(o.what, "fake"))
         fake(&o, rank);
+    else if (!strcmp(o.what, "timer"))
+        timer_layouts(&o, rank);
     else
         static_plan(&o, rank);
     return ptest_finish("adapt");

@@ -207,7 +207,7 @@ def candidates(params: Params, case: Case, keep_partitions: bool = False) -> lis
             out.append(Candidate(p, "model", delay_us=round(lag), messages=n2, cut=cut2))
         groups, tcut = timer_groups(params, total, p)
         if tcut or groups >= p:
-            continue  # a cut or one group per partition never holds a partition back: the timer = model/none
+            continue  # nothing to split: the timer = model (over MPI a cut: the faster of model and none)
         default = round(default_delta_us(params, total, p, groups))
         deltas = {default}
         for d in (case.min_delta_us, case.min_delta_median_us):  # a time between the threads' marks:

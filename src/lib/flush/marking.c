@@ -161,16 +161,23 @@ void pt_flush_destroy(pt_request *req)
  * marked, look dearer than one message sent after the laggard. Returns the
  * stamp (0: nothing to time after the call) and in *last whether this is the
  * round's last hand-over. */
-static int64_t adapt_stamp_before(pt_send_side *s, int *last)
+static int64_t adapt_stamp_before(pt_send_side *s, int *last, int64_t mark_ns)
 {
     int done = atomic_load_explicit(&s->groups_done, memory_order_relaxed);
     int64_t now = pt_now_ns();
     int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
-    if (prev && now - prev >= PT_LAGGARD_PAUSE_NS)
+    if (prev && now - prev >= PT_LAGGARD_PAUSE_NS) {
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
+        if (s->adapt_pause_ends_charges)
+            atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
+    }
     *last = done == s->ntrans - 1;
+    /* The timer's laggard check counts from the last mark: when that mark hands over more
+     * than one piece of a cut (mark_ns: when it began to), the round's last hand-over is
+     * dated from it, once a pause has stopped the charges (else they would count twice). */
+    int from_mark = mark_ns && atomic_load_explicit(&s->adapt_paused, memory_order_relaxed);
     if (*last)
-        atomic_store_explicit(&s->adapt_last_ns, now, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_last_ns, from_mark ? mark_ns : now, memory_order_relaxed);
     if (done == 0)
         atomic_store_explicit(&s->adapt_first_ns, now, memory_order_relaxed);
     return *last ? 0 : now;
@@ -180,19 +187,20 @@ static int64_t adapt_stamp_before(pt_send_side *s, int *last)
 static void adapt_stamp_after(pt_send_side *s, int64_t began)
 {
     int64_t now = pt_now_ns();
-    atomic_fetch_add_explicit(&s->adapt_before_cost_ns, now - began, memory_order_relaxed);
+    if (!atomic_load_explicit(&s->adapt_paused, memory_order_relaxed))
+        atomic_fetch_add_explicit(&s->adapt_before_cost_ns, now - began, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_prev_end_ns, now, memory_order_relaxed);
 }
 
 /* The last contributor of group g hands it over. Returns the internal call's
  * code: the caller reports it with its own name. */
-static int issue_group(pt_request *req, int g)
+static int issue_group(pt_request *req, int g, int64_t mark_ns)
 {
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
     int expected = PT_GROUP_OPEN;
     int last = 0;
-    int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last) : 0;
+    int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last, mark_ns) : 0;
     if (!s->split)
         rc = req->tp_ops->send_message(req, g);
     else if (pt_compare_exchange(&s->groups[g].state, &expected, PT_GROUP_WHOLE, req->serial)) {
@@ -251,12 +259,13 @@ __attribute__((noinline)) static int mark_shared(pt_request *req, int p, const p
 {
     pt_send_side *s = &req->u.s;
     int rc = MPI_SUCCESS;
+    int64_t mark_ns = s->adapt_measure && s->adapt_pause_ends_charges ? pt_now_ns() : 0;
     if (now == c->full && group_chunk_done(&s->groups[c->group], req->serial))
-        rc = issue_group(req, c->group);
+        rc = issue_group(req, c->group, mark_ns);
     for (int j = c->group + 1; rc == MPI_SUCCESS && j < s->ntrans && s->groups[j].first == p; j++) {
         pt_chunk *d = &s->chunks[s->groups[j].first_chunk];
         if (chunk_set(d, 1, req->serial) + 1 == d->full && group_chunk_done(&s->groups[j], req->serial))
-            rc = issue_group(req, j);
+            rc = issue_group(req, j, mark_ns);
     }
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
 }
@@ -292,7 +301,7 @@ __attribute__((noinline, cold)) static int marked_twice(pt_request *req, int p, 
  * for that cost every MPI_Pready about 0.4 ns. */
 __attribute__((noinline)) static int issue(pt_request *req, int g, const char *call)
 {
-    int rc = issue_group(req, g);
+    int rc = issue_group(req, g, 0);
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
 }
 

@@ -234,6 +234,19 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     return n;
 }
 
+int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out)
+{
+    out[0].count = pt_plan_transport(s, part_bytes, partitions, can_cut, &out[0].cut);
+    if (!s->adapt || !out[0].cut || s->transport != PT_TRANSPORT_MPI || s->transport_parts > 0 || partitions < 2)
+        return 1;
+    pthread_once(&loaded, load_files);
+    /* As the adaptive policy: not a message per partition beyond the model's eager burst. */
+    if (partitions > ptm_max_eager_messages(&params))
+        return 1;
+    out[1] = (pt_layout){ partitions, 0 };
+    return 2;
+}
+
 /* A split sends at least two messages more than the group whole (its first
  * run's header, the terminator; under a laggard also each late partition
  * alone), and what it can gain is the wire time of the partitions ready

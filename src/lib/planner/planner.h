@@ -28,6 +28,16 @@ typedef struct pt_layout {
  * fitted to MPI's counts as pt_plan_transport does), no layout twice. Only
  * the first when s->adapt is 0. Returns how many. */
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max);
+/* The timer's layouts. A cut (the model's layout below MPI's eager limit)
+ * cannot be split: its pieces straddle partitions, so a late half of them
+ * holds back two pieces, where `none` sends one partition after the last
+ * mark (32 KiB in 8 partitions, the first half 100 us late: 1.6x none's time
+ * after the last mark). Over MPI with 2 to the eager burst of partitions it
+ * is therefore measured online against one message per partition, as the
+ * adaptive policy measures its candidates: returns 2, the cut first. Else
+ * (not a cut, the fabric, PARTITA_TRANSPORT_PARTS, PARTITA_ADAPT=0) the one
+ * layout the timer plans: returns 1. */
+int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out);
 /* Byte offset of transport message j (0..nmsg) of a round of `parts`
  * partitions of part_bytes sent as nmsg messages: groups
  * (ptm_group_first), or the cut (ptm_piece_offset of the whole buffer).

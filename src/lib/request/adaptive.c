@@ -173,14 +173,17 @@ int pt_adapt_send_init(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
     pt_layout cand[PTA_MAX_CANDIDATES];
-    int n = pt_plan_candidates(&req->settings, req->part_bytes, req->partitions, req->contiguous, cand,
-                               PTA_MAX_CANDIDATES);
+    int n = req->settings.policy == PT_POLICY_TIMER
+                ? pt_plan_timer_candidates(&req->settings, req->part_bytes, req->partitions, req->contiguous, cand)
+                : pt_plan_candidates(&req->settings, req->part_bytes, req->partitions, req->contiguous, cand,
+                                     PTA_MAX_CANDIDATES);
     if (n < 2)
         return PT_ADAPT_STATIC;
     struct pt_adapt_send *a = calloc(1, sizeof *a);
     if (!a)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the adaptive policy's state");
     s->adapt = a;
+    s->adapt_pause_ends_charges = req->settings.policy == PT_POLICY_TIMER;
     a->ncand = n;
     a->fb_req = a->ctrl_req[0] = a->ctrl_req[1] = MPI_REQUEST_NULL;
     memcpy(a->cand, cand, sizeof cand);
@@ -338,6 +341,7 @@ void pt_adapt_send_start(pt_request *req)
         atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_prev_end_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_paused, 0, memory_order_relaxed);
         int slot = round % HISTORY;
         a->hist_round[slot] = round;
         a->hist_cand[slot] = k;
@@ -733,12 +737,18 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
     }
     if (req->is_send) {
         const pta_state *st = &req->u.s.adapt->st;
+        if (req->settings.policy == PT_POLICY_TIMER)
+            PUT("; the model's layout is a cut, which cannot be split (its pieces straddle partitions), so the "
+                "timer measures it against one message per partition, which sends a late partition at its mark "
+                "(PARTITA_ADAPT=0: the cut alone)");
         PUT("; %s; %d re-plans, %d switches", st->why, st->replans, st->switches);
         if (req->u.s.adapt->faked)
             PUT("; fake costs (PARTITA_ADAPT_TEST_COSTS)");
     } else {
         PUT("; as the sender announced (%d rounds waited for their window)", req->u.r.adapt->waits);
     }
+    if (req->tp_ops)
+        PUT("; transport %s", req->tp_ops->name);
 #undef PUT
     return MPI_SUCCESS;
 }

@@ -120,6 +120,11 @@ typedef struct pt_send_side {
     int adapt_measure;          /* this round is measured (planner/adapt.h: pta_measured_round) */
     _Atomic int64_t adapt_first_ns, adapt_last_ns, adapt_before_cost_ns;
     _Atomic int64_t adapt_prev_end_ns; /* when the last hand-over before the last ended */
+    /* The timer's two layouts of a cut (planner.h: pt_plan_timer_candidates) are judged as its
+     * laggard check judges them, from the last mark: after a laggard's pause no hand-over is
+     * charged (adaptive: only those before the pause are not). adapt_paused: this round paused. */
+    int adapt_pause_ends_charges;
+    atomic_int adapt_paused;
 } pt_send_side;
 
 typedef struct pt_recv_side {

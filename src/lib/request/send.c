@@ -26,7 +26,8 @@ int pt_send_init(pt_request *req)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
     /* The transport first: the planner uses its costs (auto resolves here). */
     char why[256] = "";
-    int adaptive = req->settings.policy == PT_POLICY_ADAPTIVE;
+    /* the timer too: a cut it plans is measured online against a message per partition */
+    int adaptive = req->settings.policy == PT_POLICY_ADAPTIVE || req->settings.policy == PT_POLICY_TIMER;
     if (!(req->tp_ops = pt_transport_choose(&req->settings, req->peer_world, why, sizeof why)))
         return pt_fail(req->comm, PT_E_TRANSPORT, "MPI_Psend_init", "%s", why);
     req->settings.transport = strcmp(req->tp_ops->name, "fabric") ? PT_TRANSPORT_MPI : PT_TRANSPORT_FABRIC;
