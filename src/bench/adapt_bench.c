@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <unistd.h>
 
@@ -104,12 +105,11 @@ static size_t parse_size(const char *s, int *ok)
 {
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'M')
-        v <<= 20, end++;
-    *ok = end != s && !*end && v > 0 && (v & (v - 1)) == 0 && v <= (1ULL << 28);
-    return (size_t)v;
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+    end += shift != 0;
+    /* the limit is checked before the suffix shifts: shifted first, 2^44 + 256 M wrapped to 256M */
+    *ok = isdigit((unsigned char)s[0]) && !*end && v > 0 && (v & (v - 1)) == 0 && v <= (1ULL << 28) >> shift;
+    return *ok ? (size_t)(v << shift) : 0;
 }
 
 /* A whole number in [min, max], or one line naming the option and the value, and exit:
