@@ -191,6 +191,12 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     return llround(ptm_timer_delta_us(params_for(s), group_bytes, group_parts) * 1e3);
 }
 
+/* Whether one message per partition may be a candidate layout (of `adaptive`,
+ * or the timer's against its cut): not beyond the model's eager burst, since
+ * 512 messages took 0.3-3 ms a round here, and trying them costs rounds.
+ * The parameter files are loaded. */
+static int per_partition_candidate(int partitions) { return partitions <= ptm_max_eager_messages(&params); }
+
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)
 {
     pt_settings model = *s;
@@ -211,9 +217,7 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     ranked[0] = (ptm_ranked_layout){ 1, 0, 0 };
     ranked[1] = (ptm_ranked_layout){ partitions, 0, 0 };
     for (int k = 0; k < nr + 2 && n < max; k++) {
-        /* Not a message per partition beyond the model's eager burst: 512
-         * messages took 0.3-3 ms a round here, and trying them costs rounds. */
-        if (k == 1 && partitions > ptm_max_eager_messages(&params))
+        if (k == 1 && !per_partition_candidate(partitions))
             continue;
         int cut = ranked[k].cut;
         int count = fit_counts(ranked[k].count, part_bytes, partitions, can_cut && part_bytes > 0, &cut);
@@ -240,8 +244,7 @@ int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partit
     if (!s->adapt || !out[0].cut || s->transport != PT_TRANSPORT_MPI || s->transport_parts > 0 || partitions < 2)
         return 1;
     pthread_once(&loaded, load_files);
-    /* As the adaptive policy: not a message per partition beyond the model's eager burst. */
-    if (partitions > ptm_max_eager_messages(&params))
+    if (!per_partition_candidate(partitions))
         return 1;
     out[1] = (pt_layout){ partitions, 0 };
     return 2;
