@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..figure_file import save_figure
 from .native import Params, fmt_bytes
 
 
@@ -112,8 +113,4 @@ def plot(params: Params, sizes: list[int], user_parts: int, pattern: str, delay_
     b.grid(True, which="both", alpha=0.3)
     fig.text(0.01, 0.01, f"parameters: {params.source}", fontsize=7, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    if isinstance(path, (str, Path)) and not Path(path).suffix:
-        path = Path(path).with_suffix(".png")   # what matplotlib writes (path may also be a file object)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

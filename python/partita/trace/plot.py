@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from partita.figure_file import save_figure
 from partita.trace.perfetto import arrival_of
 from partita.trace.reader import Request, Trace
 
@@ -112,8 +113,4 @@ def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float
                             label=f"transfer estimated: bytes / {rate / 1e9:.3g} GB/s (arrival unknown)"))
     fig.legend(handles=legend, loc="lower center", ncol=len(legend), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    path = Path(path)
-    path = path if path.suffix else path.with_suffix(".png")   # what matplotlib writes
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -1,0 +1,21 @@
+"""Writing a matplotlib figure to the file a user named."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def save_figure(fig, path, dpi: int = 120):
+    """Write fig to path (a file name, or a binary file object) and close it. A name without a
+    suffix gets .png, which is what matplotlib writes there, so the name returned is the file's.
+    Raises ValueError for a suffix matplotlib cannot write, OSError when it cannot write."""
+    import matplotlib.pyplot as plt
+
+    if isinstance(path, (str, Path)):
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(".png")
+    try:
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return path
