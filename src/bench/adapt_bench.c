@@ -80,7 +80,9 @@ static const char USAGE[] =
     "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
     "  -h, --help      this text\n"
     "Output: one JSON line per (size, partitions, implementation) with the median and quartiles\n"
-    "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark).\n";
+    "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark); on\n"
+    "stderr, '#' lines with each case's plan, and the sizes skipped because they are not a\n"
+    "multiple of a partition count.\n";
 
 typedef struct opts {
     size_t min, max;
@@ -445,6 +447,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < o.nparts; i++)
             if (bytes % (size_t)o.parts[i] == 0)
                 run_case(&o, bytes, o.parts[i], rank, buf, &out);
+            else if (rank == 0) /* said, as partita-p2p does, not dropped silently */
+                fprintf(stderr, "# skipped: %zu bytes in %d partitions: not a multiple of the partition count\n",
+                        bytes, o.parts[i]);
     free(buf);
     if (rank == 0 && ab_output_close(&out) != 0) {
         fprintf(stderr, "partita-adapt-bench: error: writing %s failed\n", o.output);

@@ -288,6 +288,10 @@ int pt_cli_parse(pt_cli *cli, int argc, char **argv, char *err, size_t errlen)
             const char *eq = strchr(a + 2, '=');
             size_t n = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
             o = find_long(cli, a + 2, n);
+            if (!o && eq && ((n == 4 && !strncmp(a + 2, "help", 4)) || (n == 7 && !strncmp(a + 2, "version", 7)))) {
+                snprintf(err, errlen, "--%.*s takes no value (got '%s')", (int)n, a + 2, a);
+                return PT_PARSE_ERROR;
+            }
             if (!o) {
                 snprintf(err, errlen, "unknown option '%.*s' (see --help)", (int)(n + 2), a);
                 return PT_PARSE_ERROR;
