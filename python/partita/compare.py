@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from .pooling import pool_launches
 from .results import ResultError, case_key, headline_metrics, is_params_file, load_result, load_run_dir
+from .stats import number
 
 
 def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
@@ -19,13 +19,6 @@ def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
         if r.get("status") == "ok" and r.get("result") and not is_params_file(folder / r["result"]):
             launches.setdefault((r["name"], r["impl"]), []).append(load_result(folder / r["result"]))
     return {key: pool_launches(results) for key, results in launches.items()}
-
-
-def number(x) -> float | None:
-    """x when it is a finite number, else None (missing, null, NaN, infinite, not a number)."""
-    if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
-        return float(x)
-    return None
 
 
 def verdict(a: dict, b: dict) -> str:

@@ -11,16 +11,20 @@ import math
 import statistics
 
 from .model.native import fmt_bytes
+from .stats import number
 
 # The implementation others are compared with when present.
 REFERENCE = "native"
 
 
 def summary_of(case: dict, metric: str) -> dict | None:
+    """The metric's summary, None when its median is not a finite number: a NaN or infinite median
+    is no measurement, it would make every median over cases and every "best" arbitrary (an
+    infinite bandwidth the best). A CI bound that is not a finite number is None: no interval."""
     s = case.get("metrics", {}).get(metric, {}).get("summary")
-    # a NaN median is no measurement: it would make every median over cases and every "best" arbitrary
-    ok = s and isinstance(s.get("median"), (int, float)) and not math.isnan(s["median"])
-    return s if ok else None
+    if not s or number(s.get("median")) is None:
+        return None
+    return {**s, **{k: number(s.get(k)) for k in ("ci95_lo", "ci95_hi")}}
 
 
 def by_case(by_impl: dict[str, dict], metric: str, key) -> dict[str, dict]:

@@ -26,6 +26,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .model.native import fmt_bytes
+from .stats import number
 
 TIMER = "partita:timer"
 ADAPTIVE = "partita:adaptive"
@@ -120,14 +121,14 @@ def speed(case: dict, metric: str) -> float | None:
     """The case's speed in its own launch: 1 / overhead, or perceived bandwidth over the launch's
     single-send bandwidth (raw perceived bandwidth when the send's time was not recorded)."""
     m = case.get("metrics", {})
-    v = m.get(metric, {}).get("summary", {}).get("median")
-    if not isinstance(v, (int, float)) or v <= 0 or "skipped" in case:
+    v = number(m.get(metric, {}).get("summary", {}).get("median"))
+    if v is None or v <= 0 or "skipped" in case:
         return None
     if metric in ("overhead", "t_part_us", "t_last_us"):
         return 1.0 / v
-    t_send = m.get("t_pt2pt_us", {}).get("summary", {}).get("median")
+    t_send = number(m.get("t_pt2pt_us", {}).get("summary", {}).get("median"))
     b = case.get("case", {}).get("bytes")
-    if isinstance(t_send, (int, float)) and t_send > 0 and b:
+    if t_send is not None and t_send > 0 and b:
         return v / (b / t_send)
     return v
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import copy
 
 from .results import case_key
-from .stats import summarize
+from .stats import numbers, summarize
 
 
 def pooled_summary(samples: list, launch_metrics: list[dict]) -> dict:
     """The summary of one metric over launches: samples are all launches' samples, launch_metrics
     each launch's metrics[name] (for its own median)."""
     s = summarize(samples)
-    medians = [m.get("summary", {}).get("median") for m in launch_metrics]
-    medians = [x for x in medians if isinstance(x, (int, float))]
+    # a launch whose median is not a finite number measured nothing: it widens no interval
+    medians = numbers(m.get("summary", {}).get("median") for m in launch_metrics)
     if len(launch_metrics) > 1 and medians and s["n"]:
         s["ci95_lo"] = min([s["ci95_lo"], *medians])
         s["ci95_hi"] = max([s["ci95_hi"], *medians])

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import reprlib
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+
+from .stats import number
 
 RESULT_SCHEMA = "partita.result/1"
 # partita-loggp runs in a suite write a parameter file (docs/model.md), not a result
@@ -34,13 +38,70 @@ def read_json(path: Path, what: str) -> dict:
     return data
 
 
-def _check_case(path: Path, i: int, case) -> None:
+@dataclass(frozen=True)
+class Kind:
+    """What a field of a result or a manifest must be: `what` as an error says it, and its test."""
+    what: str
+    test: Callable[[object], bool]
+
+
+LARGEST = (1 << 63) - 1     # what the C benchmarks write counts as (long long); numpy's int64 too
+
+
+def count(least: int, most: int = LARGEST) -> Kind:
+    what = f"a whole number >= {least}" if most == LARGEST else f"a whole number from {least} to {most}"
+    # JSON true and false are ints in Python: never a count
+    return Kind(what, lambda v: isinstance(v, int) and not isinstance(v, bool) and least <= v <= most)
+
+
+STRING = Kind("a string", lambda v: isinstance(v, str))
+STRINGS = Kind("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+NUMBER = Kind("a finite number", lambda v: number(v) is not None)
+OBJECT = Kind("an object", lambda v: isinstance(v, dict))
+
+# The fields the summaries, the report and compare read, and what each must be when present (a
+# hand-made file's string, list or bool there stopped them with a TypeError); the C benchmarks
+# and `partita run` always write them so.
+RESULT_FIELDS = {"benchmark": STRING, "program": STRING, "launches": count(1), "headline_metrics": STRINGS,
+                 "config": OBJECT, "environment": OBJECT}
+CONFIG_FIELDS = {"metric": STRING, "compute_us": NUMBER}
+ENVIRONMENT_FIELDS = {"hosts": STRINGS}
+ENTRY_FIELDS = {"skipped": STRING}
+# the patterns write partitions 0 for a strategy that does not partition
+CASE_FIELDS = {"bytes": count(1), "partitions": count(0), "recv_partitions": count(1), "partition_bytes": count(1),
+               "threads": count(1)}
+# What every measured case of a benchmark has: the findings, the figures and the model key, sort
+# and divide its cases by these (a p2p message in 0 partitions is no message). The model figure
+# plans for a p2p run's largest partition count: partita-p2p's own limit, 2^20, bounds its work
+# (2^24 took minutes, 2^40 ran out of memory).
+MEASURED_CASE_FIELDS = {"p2p": {"bytes": count(1), "partitions": count(1, 1 << 20)},
+                        "side-by-side": {"bytes": count(1), "partitions": count(1)},
+                        "mech": {"bytes": count(1), "partition_bytes": count(1)}}
+MANIFEST_FIELDS = {"suite": STRING, "description": STRING, "build": OBJECT}
+BUILD_FIELDS = {"lib_dir": STRING}
+RUN_FIELDS = {"launch": count(1), "launches": count(1), "args": STRINGS, "command": STRINGS}
+
+
+def check_fields(where: str, obj: dict, fields: dict[str, Kind], needed: Collection[str] = ()) -> None:
+    """ResultError when a field of obj is not of its kind, or one of `needed` is missing."""
+    for name, kind in fields.items():
+        if name not in obj:
+            if name in needed:
+                raise ResultError(f"{where} has no {name!r}")
+        elif not kind.test(obj[name]):
+            raise ResultError(f"{where} {name!r} is {reprlib.repr(obj[name])}, expected {kind.what}")
+
+
+def _check_case(path: Path, i: int, case, benchmark: str | None) -> None:
     where = f"{path}: results[{i}]"
     if not isinstance(case, dict):
         raise ResultError(f"{where} is not an object")
+    check_fields(f"{where}:", case, ENTRY_FIELDS)
     labels = case.get("case", {})
     if not isinstance(labels, dict) or any(isinstance(v, (dict, list)) for v in labels.values()):
         raise ResultError(f"{where}: 'case' is not an object of plain values")
+    needed = {} if "skipped" in case else MEASURED_CASE_FIELDS.get(benchmark, {})
+    check_fields(f"{where}: case", labels, CASE_FIELDS | needed, needed)
     metrics = case.get("metrics", {})
     if not isinstance(metrics, dict):
         raise ResultError(f"{where}: 'metrics' is not an object")
@@ -64,13 +125,13 @@ def load_result(path: Path) -> dict:
     data = read_json(path, "result")
     if data.get("schema") != RESULT_SCHEMA:
         raise ResultError(f"{path}: schema {data.get('schema')!r} is not {RESULT_SCHEMA}")
-    for key in ("config", "environment"):
-        if key in data and not isinstance(data[key], dict):
-            raise ResultError(f"{path}: {key!r} is {type(data[key]).__name__}, expected an object")
+    check_fields(f"{path}:", data, RESULT_FIELDS)
+    check_fields(f"{path}: config", data.get("config", {}), CONFIG_FIELDS)
+    check_fields(f"{path}: environment", data.get("environment", {}), ENVIRONMENT_FIELDS)
     if not isinstance(data.get("results"), list):
         raise ResultError(f"{path}: 'results' is {type(data.get('results')).__name__}, expected a list of cases")
     for i, case in enumerate(data["results"]):
-        _check_case(path, i, case)
+        _check_case(path, i, case, data.get("benchmark"))
     return data
 
 
@@ -116,6 +177,8 @@ def load_run_dir(path: Path) -> dict:
     data = read_json(f, "run manifest")
     if data.get("schema") != RUN_SCHEMA:
         raise ResultError(f"{f}: schema {data.get('schema')!r} is not {RUN_SCHEMA}")
+    check_fields(f"{f}:", data, MANIFEST_FIELDS)
+    check_fields(f"{f}: build", data.get("build", {}), BUILD_FIELDS)
     runs = data.get("runs")
     if not isinstance(runs, list):
         raise ResultError(f"{f}: 'runs' is {type(runs).__name__}, expected a list")
@@ -124,6 +187,7 @@ def load_run_dir(path: Path) -> dict:
             raise ResultError(f"{f}: runs[{i}] is not an object with the strings 'name', 'impl' and 'status'")
         if r.get("result") is not None and not isinstance(r["result"], str):
             raise ResultError(f"{f}: runs[{i}]: 'result' is not a file name")
+        check_fields(f"{f}: runs[{i}]:", r, RUN_FIELDS)
     return data
 
 

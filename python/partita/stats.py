@@ -31,9 +31,21 @@ def median_ci95(s: Sequence[float]) -> tuple[float, float]:
     return s[j - 1], s[k - 1]
 
 
+def number(x) -> float | None:
+    """x as a float when it is a finite number, else None (missing, null, NaN, infinite, true/false,
+    not a number): a value that is not a finite number is no measurement."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return None
+    try:
+        v = float(x)
+    except OverflowError:  # an integer of hundreds of digits (JSON has no limit) is beyond any float
+        return None
+    return v if math.isfinite(v) else None
+
+
 def numbers(samples: Iterable) -> list[float]:
-    """The samples that are numbers (the harness writes a sample that is not one as null)."""
-    return [float(x) for x in samples if isinstance(x, (int, float)) and not math.isnan(x)]
+    """The samples that are finite numbers (the harness writes a sample that is not one as null)."""
+    return [v for v in map(number, samples) if v is not None]
 
 
 def summarize(samples: Iterable) -> dict:

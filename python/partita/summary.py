@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
 from .findings import all_zero, why_zero
 from .results import case_key, headline_metrics
+from .stats import number
 
 # metrics that are 0 by construction in some configurations: a table of zeros is replaced by why
 ZERO_EXPLAINED = ("availability", "early_bird", "early_arrival")
 
 
 def fmt_value(x) -> str:
-    # a value that is not a number (null, NaN, a string in a hand-made file) shows as '-'
-    if not isinstance(x, (int, float)) or isinstance(x, bool) or (isinstance(x, float) and math.isnan(x)):
+    # a value that is not a finite number (null, NaN, infinite, a string in a hand-made file) shows as '-'
+    x = number(x)
+    if x is None:
         return "-"
     ax = abs(x)
     if ax != 0 and (ax >= 1e5 or ax < 1e-2):

@@ -22,11 +22,11 @@ def assert_clean_error(p, command, rc, *words):
         assert w in line, (w, line)
 
 
-def result_doc(median=2.0, lo=1.9, hi=2.1):
-    return {"schema": "partita.result/1", "benchmark": "p2p", "config": {"iterations": 3},
-            "results": [{"case": {"bytes": 1024, "partitions": 4},
-                         "metrics": {"overhead": {"unit": "ratio",
-                                                  "summary": {"median": median, "ci95_lo": lo, "ci95_hi": hi}}}}]}
+def result_doc(median=2.0, lo=1.9, hi=2.1, benchmark="p2p", metric="overhead", case=None):
+    return {"schema": "partita.result/1", "benchmark": benchmark, "config": {"iterations": 3},
+            "results": [{"case": case or {"bytes": 1024, "partitions": 4},
+                         "metrics": {metric: {"unit": "ratio",
+                                              "summary": {"median": median, "ci95_lo": lo, "ci95_hi": hi}}}}]}
 
 
 def results_folder(path, result_text, manifest=None):
@@ -87,6 +87,7 @@ def test_manifest_of_the_wrong_shape(tmp_path, manifest, why):
     {"median": math.nan, "lo": math.nan, "hi": math.nan},
     {"median": None, "lo": None, "hi": None},
     {"median": 2.0, "lo": math.nan, "hi": 2.1},
+    pytest.param({"median": 10**400, "lo": 1.9, "hi": 2.1}, id="10**400"),   # JSON integers have no limit
 ])
 def test_compare_never_calls_a_missing_or_nan_median_same(tmp_path, b):
     a = results_folder(tmp_path / "a", json.dumps(result_doc()))
@@ -187,10 +188,12 @@ def test_compare_with_a_case_that_lacks_a_headline_metric(tmp_path):
         assert len(rows) == 1 and "bytes=1024" in rows[0] and rows[0].endswith("same"), p.stdout
 
 
-def test_summary_all_with_a_median_that_is_not_a_number(tmp_path):
-    """A median written as a string is not a number: '-' in the tables (as the verdict and
-    compare treat it), not a traceback."""
-    folder = results_folder(tmp_path / "f", json.dumps(result_doc(median="2.0")))
+@pytest.mark.parametrize("median", ["2.0", math.inf, pytest.param(10**400, id="10**400")])
+def test_summary_all_with_a_median_that_is_not_a_number(tmp_path, median):
+    """A median written as a string, Infinity (which Python's json reads) or an integer beyond any
+    float is not a measurement: '-' in the tables (as the verdict and compare treat it), not a
+    traceback or 'inf'."""
+    folder = results_folder(tmp_path / "f", json.dumps(result_doc(median=median)))
     p = run_cli("summary", str(folder), "--all")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "- [1.90,2.10]" in p.stdout
@@ -205,17 +208,189 @@ def test_result_whose_config_or_environment_is_not_an_object(tmp_path, key, valu
     assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, f"'{key}'")
 
 
-def test_verdict_leaves_out_a_nan_median(tmp_path):
-    """A case whose median is NaN is not a measurement: the verdict's median over the cases is
-    taken over the others, and the NaN never takes (or hides) the best mark."""
+@pytest.mark.parametrize("bad_median", [math.nan, math.inf, -math.inf])
+def test_verdict_leaves_out_a_nan_or_infinite_median(tmp_path, bad_median):
+    """A case whose median is NaN or infinite is not a measurement: the verdict's median over the
+    cases is taken over the others, and it never takes (or hides) the best mark (-inf was the
+    lowest overhead)."""
     from partita.report import verdict
     from report_helpers import p2p, write_folder
     bad = p2p("native", 1.0)
     for c in bad["results"]:
         if c["case"]["partitions"] > 1 and c["case"]["bytes"] < 1 << 20:   # two of the three cases
-            c["metrics"]["overhead"]["summary"]["median"] = math.nan
+            c["metrics"]["overhead"]["summary"]["median"] = bad_median
     folder = write_folder(tmp_path / "f", [("p2p", "native", bad), ("p2p", "partita:model", p2p("partita:model", 2.0))])
     _, h = verdict([folder])
     rows = {r[0]: r[1] for r in h.rows}
-    assert "nan" not in rows["native"] and rows["native"].endswith("*"), rows
+    assert "nan" not in rows["native"] and "inf" not in rows["native"] and rows["native"].endswith("*"), rows
     assert not rows["partita:model"].endswith("*"), rows
+
+
+def test_verdict_never_marks_an_infinite_bandwidth_best(tmp_path):
+    """Higher is better for the perceived bandwidth: an Infinity median would be the best."""
+    from partita.report import verdict
+    from report_helpers import p2p, write_folder
+    bad = p2p("partita:timer", 0.5, noisy=True)
+    for c in bad["results"][:2]:        # two of the three sizes: the median over them
+        c["metrics"]["perceived_bw"]["summary"]["median"] = math.inf
+    folder = write_folder(tmp_path / "f", [("p2p", "native", p2p("native", 1.0, noisy=True)),
+                                           ("p2p", "partita:timer", bad)])
+    _, h = verdict([folder])
+    col = h.header.index("perceived bw under a laggard")
+    rows = {r[0]: r[col] for r in h.rows}
+    assert rows["native"].endswith("*") and "inf" not in rows["partita:timer"], rows
+
+
+@pytest.mark.parametrize("bad_median", [math.inf, -math.inf])
+def test_compare_leaves_out_a_launch_whose_median_is_infinite(tmp_path, bad_median):
+    """Repeated launches are pooled: a launch whose median is infinite measured nothing and does not
+    widen the interval to infinity (which made compare say '?' where the samples say 'same')."""
+    samples = [1.9, 2.0, 2.1, 2.0, 1.95, 2.05]
+    b = tmp_path / "b"
+    b.mkdir()
+    runs = []
+    for k, median in enumerate((2.0, bad_median), 1):
+        doc = result_doc(median)
+        doc["results"][0]["metrics"]["overhead"]["samples"] = samples
+        (b / f"p2p-native-{k}.json").write_text(json.dumps(doc))
+        runs.append({"name": "p2p", "impl": "native", "status": "ok", "result": f"p2p-native-{k}.json",
+                     "launch": k, "launches": 2})
+    (b / "manifest.json").write_text(json.dumps({"schema": "partita.run/1", "suite": "t", "runs": runs}))
+    a = results_folder(tmp_path / "a", json.dumps(result_doc()))
+    rows = compare_folders(a, b)
+    assert len(rows) == 1 and rows[0]["verdict"] == "same", rows
+
+
+@pytest.mark.parametrize("metric", ["overhead", "perceived_bw"])
+@pytest.mark.parametrize("bad_median", [math.nan, math.inf])
+def test_launch_check_speed_of_a_median_that_is_not_finite(metric, bad_median):
+    """The per-launch policy checks take the best speed of a launch: a NaN or infinite median is
+    no speed (an infinite bandwidth was the best, a NaN made the best arbitrary)."""
+    from partita.launch_checks import speed
+    case = {"case": {"bytes": 1024, "partitions": 4},
+            "metrics": {metric: {"summary": {"median": bad_median}}, "t_pt2pt_us": {"summary": {"median": 2.0}}}}
+    assert speed(case, metric) is None
+
+
+@pytest.mark.parametrize("bound, value", [("ci95_lo", "1.0"), ("ci95_hi", [1.0]), ("ci95_hi", math.inf)])
+def test_verdict_and_report_with_an_interval_bound_that_is_not_a_number(tmp_path, bound, value):
+    """A CI bound that is not a finite number is no bound: the findings say no CIs were recorded and
+    the figures draw no error bar, as for a missing one (a string stopped both with a TypeError)."""
+    from report_helpers import p2p, write_folder
+    bad = p2p("native", 1.0)
+    for c in bad["results"]:
+        c["metrics"]["overhead"]["summary"][bound] = value
+    folder = write_folder(tmp_path / "f", [("p2p", "native", bad), ("p2p", "partita:model", p2p("partita:model", 0.5))])
+    p = run_cli("summary", str(folder))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "no CIs recorded" in next(l for l in p.stdout.splitlines() if l.startswith("- overhead")), p.stdout
+    p = run_cli("report", str(folder))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+# -- result fields of the wrong kind ---------------------------------------------------------
+
+@pytest.mark.parametrize("field, value", [
+    ("bytes", None), ("bytes", "1024"), ("bytes", 1024.0), ("bytes", -4), ("bytes", 0), ("bytes", True),
+    ("bytes", 2**70), pytest.param("bytes", 10**400, id="bytes-10**400"),
+    ("partitions", None), ("partitions", "4"), ("partitions", 2.5), ("partitions", 0), ("partitions", False),
+    ("partitions", 2**40),
+])
+def test_result_case_with_a_size_or_partition_count_that_is_not_one(tmp_path, field, value):
+    """A measured p2p case's bytes and partitions are whole numbers >= 1: missing (None here), a
+    string, a float, a bool, below 1 or too large (bytes beyond int64 overflowed numpy and floats,
+    2^40 partitions ran the model out of memory) stopped the summary and the report with a
+    traceback (or drew nonsense); now one error line naming the file, the case and the field."""
+    doc = result_doc()
+    if value is None:
+        del doc["results"][0]["case"][field]
+    else:
+        doc["results"][0]["case"][field] = value
+    folder = results_folder(tmp_path / "f", json.dumps(doc))
+    f = str(folder / "p2p-native.json")
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 1, f, "results[0]", f"'{field}'")
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, "results[0]", f"'{field}'")
+    assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, f"'{field}'")
+
+
+def test_mech_case_without_a_partition_size(tmp_path):
+    """The mechanisms figure keys its cases on the partition size: a measured mech case without one
+    is an error (it stopped the report sorting None with numbers); a skipped case may lack it, as
+    partita-mech writes one whose partition is larger than the buffer."""
+    case = {"bytes": 1024, "partitions": 4, "threads": 1, "scheme": "ltr", "mechanism": "psend"}
+    doc = result_doc(3000.0, 2900.0, 3100.0, benchmark="mech", metric="bandwidth", case=case)
+    doc["results"].append({**doc["results"][0], "case": {**case, "partitions": 2, "partition_bytes": 512}})
+    doc["results"].append({"case": {"bytes": 1024, "threads": 1}, "skipped": "partition larger than the buffer"})
+    folder = results_folder(tmp_path / "f", json.dumps(doc))
+    f = str(folder / "p2p-native.json")
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 1, f, "results[0]: case has no 'partition_bytes'")
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, "'partition_bytes'")
+    doc["results"][0]["case"]["partition_bytes"] = 256
+    (folder / "p2p-native.json").write_text(json.dumps(doc))
+    for cmd in (["summary", str(folder)], ["report", str(folder)]):
+        p = run_cli(*cmd)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("metric", [["all"], {"overhead": 1}, 3])
+def test_result_whose_config_metric_is_not_a_string(tmp_path, metric):
+    """config.metric (partita-p2p --metric) picks the headline: a list or an object there stopped
+    summary --all and compare with 'unhashable type'."""
+    doc = result_doc()
+    doc["config"]["metric"] = metric
+    folder = results_folder(tmp_path / "f", json.dumps(doc))
+    f = str(folder / "p2p-native.json")
+    assert_clean_error(run_cli("summary", str(folder), "--all"), "summary", 1, f, "config 'metric'", "a string")
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, "config 'metric'")
+    assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, "config 'metric'")
+
+
+def set_path(doc: dict, path: tuple, value) -> None:
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+@pytest.mark.parametrize("path, value, words", [
+    (("config", "compute_us"), "1000", "config 'compute_us'"),            # formatted with :g
+    (("benchmark",), ["p2p"], "'benchmark'"),                             # a key of the headline table
+    (("launches",), "3", "'launches'"),                                   # compared with 1
+    (("headline_metrics",), 5, "'headline_metrics'"),                     # iterated
+    (("program",), 5, "'program'"),                                       # the command when the manifest has none
+    (("environment", "hosts"), [1, "a"], "environment 'hosts'"),          # sorted and joined
+    (("results", 0, "skipped"), ["why"], "results[0]: 'skipped'"),        # a set of the reasons, sorted
+])
+def test_result_with_a_field_of_the_wrong_kind(tmp_path, path, value, words):
+    doc = result_doc()
+    doc["environment"] = {"ranks": 2}
+    set_path(doc, path, value)
+    manifest = {"schema": "partita.run/1", "suite": "t",   # no command: the report shows the program's
+                "runs": [{"name": "p2p", "impl": "native", "status": "ok", "result": "p2p-native.json"}]}
+    folder = results_folder(tmp_path / "f", json.dumps(doc), manifest)
+    f = str(folder / "p2p-native.json")
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 1, f, words)
+    assert_clean_error(run_cli("summary", str(folder), "--all"), "summary", 1, f, words)
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, words)
+    assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, words)
+
+
+@pytest.mark.parametrize("path, value, words", [
+    (("runs", 0, "launch"), "x", "runs[0]: 'launch'"),                    # int()
+    (("runs", 0, "launches"), None, "runs[0]: 'launches'"),               # compared with 1
+    (("runs", 0, "args"), 5, "runs[0]: 'args'"),                          # a tuple of them is a key
+    (("runs", 0, "command"), [1, 2], "runs[0]: 'command'"),               # shortened for the report
+    (("suite",), [1], "'suite'"),                                         # joined
+    (("description",), 5, "'description'"),                               # HTML-escaped
+    (("build",), "x", "'build'"),
+    (("build", "lib_dir"), 5, "build 'lib_dir'"),                         # a path
+])
+def test_manifest_with_a_field_of_the_wrong_kind(tmp_path, path, value, words):
+    manifest = {"schema": "partita.run/1", "suite": "t", "description": "d", "build": {"lib_dir": "lib"},
+                "runs": [{"name": "p2p", "impl": "native", "status": "ok", "result": "p2p-native.json", "launch": 1,
+                          "launches": 1, "args": ["-i", "3"], "command": ["mpiexec", "partita-p2p", "-i", "3"]}]}
+    set_path(manifest, path, value)
+    folder = results_folder(tmp_path / "f", json.dumps(result_doc()), manifest)
+    f = str(folder / "manifest.json")
+    assert_clean_error(run_cli("summary", str(folder)), "summary", 2, f, words)
+    assert_clean_error(run_cli("report", str(folder)), "report", 2, f, words)
+    assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, words)

@@ -56,7 +56,8 @@ def subjects(runs):
     g = next((g for g in p2p if laggard_delay(g.config.get("noise")) is not None), p2p[0])
     sizes = sorted({c["case"]["bytes"] for r in g.by_impl.values() for c in r.get("results", [])
                     if c.get("case", {}).get("bytes")})
-    parts = [c["case"].get("partitions", 1) for r in g.by_impl.values() for c in r.get("results", [])]
+    # measured cases only: a skipped one may have no partitions, or 0 (results.MEASURED_CASE_FIELDS)
+    parts = [c["case"]["partitions"] for r in g.by_impl.values() for c in r.get("results", []) if "skipped" not in c]
     try:
         params = machine_params(runs.lib_dir, runs.params_files)
     except (ModelError, OSError) as e:
