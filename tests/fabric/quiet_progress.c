@@ -36,12 +36,7 @@ int main(int argc, char **argv)
     int rank = ptest_pair_rank("fabric-quiet-progress");
     if (argc != 1)
         ptest_usage("usage: partita-test-fabric-quiet-progress");
-#ifndef __linux__
-    if (rank == 0)
-        printf("fabric-quiet-progress: SKIPPED: needs Linux's /proc/self/task\n");
-    MPI_Finalize();
-    return 77;
-#endif
+    ptest_require_proc_tasks(rank, "fabric-quiet-progress");
     MPI_Request req;
     fabric_pair_round(rank, 4, &req);
     long progress = ptest_thread_named_soon("pt-progress"), fabric = ptest_thread_named_soon("pt-fabric");

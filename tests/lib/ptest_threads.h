@@ -7,10 +7,25 @@
 #define PARTITA_PTEST_THREADS_H
 
 #include <dirent.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Elsewhere than on Linux: the test `name` says it is skipped (rank 0) and
+ * every rank exits 77 (ctest's SKIP_RETURN_CODE). */
+static inline void ptest_require_proc_tasks(int rank, const char *name)
+{
+#ifndef __linux__
+    if (rank == 0)
+        printf("%s: SKIPPED: needs Linux's /proc/self/task\n", name);
+    MPI_Finalize();
+    exit(77);
+#else
+    (void)rank, (void)name;
+#endif
+}
 
 /* The thread of this process named `name`, or 0. */
 static inline long ptest_thread_named(const char *name)

@@ -84,12 +84,7 @@ int main(int argc, char **argv)
     int rank = ptest_pair_rank("quiet-receiver");
     if (argc != 1)
         ptest_usage("usage: partita-test-quiet_receiver");
-#ifndef __linux__
-    if (rank == 0)
-        printf("quiet-receiver: SKIPPED: needs Linux's /proc/self/task\n");
-    MPI_Finalize();
-    return 77;
-#endif
+    ptest_require_proc_tasks(rank, "quiet-receiver");
     static unsigned char buf[TOTAL];
     const int tag = 9;
     MPI_Info info;
