@@ -46,6 +46,12 @@ const char *Partita_Init_error(void);
 /* The thread level partita needs from MPI_Init_thread: MPI_THREAD_MULTIPLE
  * when the environment asks for a progress thread, else MPI_THREAD_SINGLE. */
 int Partita_Thread_level_needed(void);
+/* How partita's progress thread (PARTITA_PROGRESS_THREAD=1) has waited since
+ * MPI_Init: *short_waits at its regular interval (PARTITA_PROGRESS_US, while
+ * something needs watching), *long_waits up to 1 ms (nothing to watch, or
+ * only receives their application polls). Both 0 without the thread. Tells
+ * how much of a core the thread took; MPI_SUCCESS. */
+int Partita_Progress_thread_waits(long long *short_waits, long long *long_waits);
 
 /* Partitioned initialisation and marking, as MPI_Psend_init ... MPI_Parrived. */
 int Partita_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,

@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include "partita/partita.h"
 #include "request/runtime.h"
 
 static pthread_t thread;
@@ -29,6 +30,8 @@ static pthread_t thread;
 static atomic_int running;
 static long interval_ns = 20000;
 #define IDLE_NS 1000000L
+/* Waits so far, for Partita_Progress_thread_waits: at the regular interval, and up to IDLE_NS. */
+static atomic_llong short_waits, long_waits;
 
 /* The idle wait: a kick (a timer request armed, the thread being stopped)
  * ends it early. */
@@ -99,14 +102,24 @@ static void *loop(void *arg)
     while (atomic_load_explicit(&running, memory_order_acquire)) {
         pt_background_next next;
         pt_background_poll(&next);
-        if (!pt_background_watched())
+        if (!pt_background_watched()) {
+            atomic_fetch_add_explicit(&long_waits, 1, memory_order_relaxed);
             idle_wait();
-        else if (next.timer_due - pt_now_ns() < SPIN_NS)
+        } else if (next.timer_due - pt_now_ns() < SPIN_NS) {
             spin_until(next.timer_due);
-        else
+        } else {
+            atomic_fetch_add_explicit(next.regular ? &short_waits : &long_waits, 1, memory_order_relaxed);
             nanosleep(next.regular ? &pause : &lazy, NULL); /* lazy: receives their application polls */
+        }
     }
     return NULL;
+}
+
+int Partita_Progress_thread_waits(long long *short_count, long long *long_count)
+{
+    *short_count = atomic_load_explicit(&short_waits, memory_order_relaxed);
+    *long_count = atomic_load_explicit(&long_waits, memory_order_relaxed);
+    return MPI_SUCCESS;
 }
 
 int pt_progress_interval_load(char *err, unsigned long errlen)
