@@ -32,6 +32,14 @@ static inline void ptest_pause_us(long us)
     nanosleep(&t, NULL);
 }
 
+/* The monotonic clock in seconds (a test's own deadlines and windows). */
+static inline double ptest_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* An MPI call that must succeed. */
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
 

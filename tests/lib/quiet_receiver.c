@@ -27,13 +27,6 @@
 #define TOTAL (1 << 20)
 #define PARTS 8
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Rank 1: poll every partition until all are in; returns the progress
  * thread's waits at its regular interval over the first WINDOW_MS. */
 static long long poll_round(MPI_Request req)
@@ -41,7 +34,7 @@ static long long poll_round(MPI_Request req)
     unsigned char in[PARTS] = {0};
     long long before, after = -1, long_waits;
     OK(Partita_Progress_thread_waits(&before, &long_waits));
-    double t0 = now_s();
+    double t0 = ptest_now_s();
     for (int left = PARTS; left;) {
         for (int p = 0; p < PARTS; p++) {
             int flag = 0;
@@ -51,7 +44,7 @@ static long long poll_round(MPI_Request req)
             if (flag)
                 in[p] = 1, left--;
         }
-        if (after < 0 && now_s() - t0 >= WINDOW_MS * 1e-3)
+        if (after < 0 && ptest_now_s() - t0 >= WINDOW_MS * 1e-3)
             OK(Partita_Progress_thread_waits(&after, &long_waits));
     }
     CHECK(after >= 0, "the round ended before the %d ms window: the sender's %d ms pause did not hold it back",

@@ -29,13 +29,6 @@
 #include "partita/partita.h"
 #include "ptest_timer.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Runs the timer sent early for one round of total bytes in parts partitions
  * (rank 0; -1 on rank 1), delta from the info key or the model's (NULL). */
 static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, const char *delta, int tag,
@@ -55,7 +48,7 @@ static int stalled_round(int rank, unsigned char *buf, size_t total, int parts, 
         OK(MPI_Start(&req));
         for (int p = parts / 2; p < parts; p++)
             OK(MPI_Pready(p, req));
-        for (double t0 = now_s(); now_s() - t0 < 5e-3;)
+        for (double t0 = ptest_now_s(); ptest_now_s() - t0 < 5e-3;)
             OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
         CHECK(!flag, "%zu bytes in %d: complete before half its partitions were marked", total, parts);
         OK(Partita_Request_runs(req, &runs));
