@@ -62,27 +62,44 @@ int pt_background_watched(void) { return background_work(pt_transports_unattende
 /* Every rank must load the same libpartita: the transports' set-up differs
  * between builds (the fabric's makes collective calls in MPI_Init that a
  * build without it never makes), so mixed builds would hang or misread each
- * other's set-up messages. One collective, made by every build before any
- * other, finds a mix: OR of each value and of its complement gives the
- * union and (complemented) the intersection, equal when every rank's is. */
+ * other's set-up messages. Every rank must also want the progress thread or
+ * none: it decides the thread level libpartita asks MPI for, and the MPICH
+ * 5.0 wheel hangs in its third MPI_Barrier (or fails an assertion) when one
+ * rank runs at MPI_THREAD_MULTIPLE and another below. One collective, made
+ * by every build before any other, finds a mix: OR of each value and of its
+ * complement gives the union and (complemented) the intersection, equal
+ * when every rank's is. */
+enum { SAME_TRANSPORTS, SAME_VERSION = 2, SAME_THREAD = 4, SAME_WORDS = 5 };
+
 static int check_same_build(char *err, size_t errlen)
 {
-    uint64_t mine[6] = {pt_transports_built(), ~pt_transports_built()}, all[6];
-    char version[2 * sizeof mine[2]];
+    uint64_t mine[2 * SAME_WORDS] = {pt_transports_built()}, all[2 * SAME_WORDS];
+    char version[2 * sizeof mine[0]];
     strncpy(version, PARTITA_VERSION, sizeof version); /* its first 16 bytes, zero-padded */
-    memcpy(&mine[2], version, sizeof version);
-    mine[4] = ~mine[2], mine[5] = ~mine[3];
-    int rc = PMPI_Allreduce(mine, all, 6, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
+    memcpy(&mine[SAME_VERSION], version, sizeof version);
+    mine[SAME_THREAD] = (uint64_t)pt_progress_thread_wanted();
+    for (int w = 0; w < SAME_WORDS; w++)
+        mine[SAME_WORDS + w] = ~mine[w];
+    int rc = PMPI_Allreduce(mine, all, 2 * SAME_WORDS, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "MPI_Init: the ranks' comparison of their libpartita builds failed");
         return rc;
     }
-    uint64_t some = all[0], every = ~all[1];
-    if (some == every && all[2] == ~all[4] && all[3] == ~all[5])
-        return MPI_SUCCESS;
+    int differs[SAME_WORDS];
+    for (int w = 0; w < SAME_WORDS; w++)
+        differs[w] = all[w] != ~all[SAME_WORDS + w];
+    uint64_t some = all[SAME_TRANSPORTS], every = ~all[SAME_WORDS + SAME_TRANSPORTS];
+    if (!differs[SAME_TRANSPORTS] && !differs[SAME_VERSION] && !differs[SAME_VERSION + 1]) {
+        if (!differs[SAME_THREAD])
+            return MPI_SUCCESS;
+        snprintf(err, errlen, "MPI_Init: PARTITA_PROGRESS_THREAD differs between ranks (this rank's: %d); every rank "
+                 "must set the same value: it decides the MPI thread level libpartita asks for, and MPI libraries "
+                 "such as MPICH 5.0 hang when ranks run at different levels", pt_progress_thread_wanted());
+        return MPI_ERR_OTHER;
+    }
     char have[64] = "";
     for (int b = 0; pt_transport_known_name(b); b++)
-        if (mine[0] >> b & 1)
+        if (mine[SAME_TRANSPORTS] >> b & 1)
             snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", *have ? ", " : "",
                      pt_transport_known_name(b));
     const char *odd = NULL;
