@@ -47,3 +47,30 @@ function(partita_mpi_error_cases)
       EXPECT_ERROR "${regex}")
   endforeach()
 endfunction()
+
+# partita_mpi_ranks_differ_cases(PREFIX p COMMAND prog args... CASES "name|args0|args1|regex"...):
+# one EXPECT_ERROR test per case on 2 ranks, named p.name, in which rank 0 runs the command with
+# args0 appended and rank 1 with args1 (tests/env_per_rank.sh; either may be empty): such a job
+# must end within the timeout with a non-zero exit and a line matching regex, never hang.
+find_program(BASH_PROGRAM bash)
+function(partita_mpi_ranks_differ_cases)
+  cmake_parse_arguments(E "" "PREFIX;TIMEOUT" "COMMAND;CASES" ${ARGN})
+  if(NOT E_TIMEOUT)
+    set(E_TIMEOUT 60)
+  endif()
+  if(NOT BASH_PROGRAM)
+    return()
+  endif()
+  foreach(case ${E_CASES})
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 args0)
+    list(GET parts 2 args1)
+    list(GET parts 3 regex)
+    # a leading space keeps an empty value (CMake drops empty arguments); the shell's word splitting drops it
+    partita_mpi_test(NAME ${E_PREFIX}.${name} NP 2 TIMEOUT ${E_TIMEOUT}
+      COMMAND ${BASH_PROGRAM} ${PROJECT_SOURCE_DIR}/tests/env_per_rank.sh EXTRA_ARGS " ${args0}" " ${args1}"
+        ${BASH_PROGRAM} -c "exec \"$0\" \"$@\" $EXTRA_ARGS" ${E_COMMAND}
+      EXPECT_ERROR "${regex}")
+  endforeach()
+endfunction()

@@ -33,6 +33,7 @@
  * Usage: USAGE below (--help prints it). With PARTITA_PROGRESS_THREAD=1 it asks MPI
  * for MPI_THREAD_MULTIPLE (libpartita's progress thread needs it). */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "adapt_bench_output.h"
+#include "bench.h"
 #include "clock.h"
 #include "compute.h"
 #include "options.h"
@@ -103,6 +105,21 @@ static void die(int rank, const char *msg)
     exit(2);
 }
 
+/* The command line, for parse_fail: every rank parses its own, and they
+ * settle together whether they may go on (pt_agree_on_arguments). */
+static pt_ctx parse_ctx = { .program = "partita-adapt-bench" };
+static int parse_argc;
+static char **parse_argv;
+
+/* what: the error, or NULL (parsed, or about to print --help). Returns only
+ * when every rank's parse succeeded on the same arguments. */
+static void parse_fail(const char *what)
+{
+    pt_agree_on_arguments(&parse_ctx, what, parse_argc, parse_argv);
+    if (what)
+        exit(2); /* not reached: pt_agree_on_arguments ends every rank */
+}
+
 static size_t parse_size(const char *s, int *ok)
 {
     char *end;
@@ -116,13 +133,13 @@ static size_t parse_size(const char *s, int *ok)
 
 /* A whole number in [min, max], or one line naming the option and the value, and exit:
  * atoi read "1e3" as 1 and "3x" as 3 without a word. */
-static int int_option(int rank, const char *opt, const char *arg, double min, double max)
+static int int_option(const char *opt, const char *arg, double min, double max)
 {
     int v = 0;
     char why[256], msg[320];
     if (pt_parse_int(arg, min, max, &v, why, sizeof why)) {
         snprintf(msg, sizeof msg, "%s: %s", opt, why);
-        die(rank, msg);
+        parse_fail(msg);
     }
     return v;
 }
@@ -182,80 +199,82 @@ static void parse(int argc, char **argv, int rank, opts *o)
     while ((c = getopt_long(argc, argv, "m:f:p:i:x:I:L:l:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm': {
-            char *colon = strchr(optarg, ':');
-            if (!colon)
-                die(rank, "-m needs MIN:MAX (powers of two, K/M suffixes)");
-            *colon = 0;
-            o->min = parse_size(optarg, &ok);
+            char min[32];
+            const char *colon = strchr(optarg, ':');
+            if (!colon || colon - optarg >= (ptrdiff_t)sizeof min)
+                parse_fail("-m needs MIN:MAX (powers of two, K/M suffixes)");
+            snprintf(min, sizeof min, "%.*s", (int)(colon - optarg), optarg); /* argv stays as given */
+            o->min = parse_size(min, &ok);
             if (!ok)
-                die(rank, "-m: MIN is not a power of two up to 256M");
+                parse_fail("-m: MIN is not a power of two up to 256M");
             o->max = parse_size(colon + 1, &ok);
             if (!ok || o->max < o->min)
-                die(rank, "-m: MAX is not a power of two up to 256M, at least MIN");
+                parse_fail("-m: MAX is not a power of two up to 256M, at least MIN");
             break;
         }
-        case 'f': o->factor = int_option(rank, "-f", optarg, 2, 1024); break;
+        case 'f': o->factor = int_option("-f", optarg, 2, 1024); break;
         case 'p': parts = optarg; break;
-        case 'i': o->rounds = int_option(rank, "-i", optarg, 1, 100000); break;
-        case 'x': o->warmup = int_option(rank, "-x", optarg, 0, 100000); break;
+        case 'i': o->rounds = int_option("-i", optarg, 1, 100000); break;
+        case 'x': o->warmup = int_option("-x", optarg, 0, 100000); break;
         case 'I': impls = optarg; break;
         case 'L':
             if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
-                die(rank, "-L needs microseconds in (0, 1e6]");
+                parse_fail("-L needs microseconds in (0, 1e6]");
             break;
-        case 'l': o->launch = int_option(rank, "-l", optarg, 0, 2147483647); break;
+        case 'l': o->launch = int_option("-l", optarg, 0, 2147483647); break;
         case 'F': format = optarg; break;
         case 'O': o->output = optarg; break;
         case 'h':
+            parse_fail(NULL); /* returns when every rank was given the same arguments */
             if (rank == 0)
                 fputs(USAGE, stdout);
             MPI_Finalize();
             exit(0);
-        default: die(rank, "unknown option or missing value (--help lists the options)");
+        default: parse_fail("unknown option or missing value (--help lists the options)");
         }
     }
     if (optind < argc)
-        die(rank, "unexpected argument (--help lists the options)");
+        parse_fail("unexpected argument (--help lists the options)");
     if (format && strcmp(format, "json") && strcmp(format, "lines"))
-        die(rank, "--format must be json or lines");
+        parse_fail("--format must be json or lines");
     if (o->output && !(format && !strcmp(format, "json")))
-        die(rank, "--output needs --format json");
+        parse_fail("--output needs --format json");
     if (format && !strcmp(format, "json") && !o->output)
-        die(rank, "--format json needs --output FILE");
+        parse_fail("--format json needs --output FILE");
     if (o->rounds < 1 || o->rounds > 100000 || o->warmup < 0 || o->warmup > 100000)
-        die(rank, "-i must be in [1, 100000] and -x in [0, 100000]");
+        parse_fail("-i must be in [1, 100000] and -x in [0, 100000]");
     if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
-        die(rank, "-f must be a power of two in [2, 1024]");
+        parse_fail("-f must be a power of two in [2, 1024]");
     pt_int_list counts;
     char why[256], buf[512];
     if (pt_parse_int_list(parts, 1, 65536, &counts, why, sizeof why)) {
         snprintf(buf, sizeof buf, "-p: %s", why);
-        die(rank, buf);
+        parse_fail(buf);
     }
     if (counts.n > MAX_PARTS_LIST)
-        die(rank, "-p: at most 16 partition counts in [1, 65536]");
+        parse_fail("-p: at most 16 partition counts in [1, 65536]");
     for (int i = 0; i < counts.n; i++)
         o->parts[o->nparts++] = counts.v[i];
     snprintf(o->impl_list, sizeof o->impl_list, "%s", impls);
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
-            die(rank, "-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
+            parse_fail("-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
                       "(libpartita's as POLICY@mpi|fabric|auto too)");
         o->nimpls++;
     }
     if (!o->nparts || !o->nimpls)
-        die(rank, "-p and -I need at least one entry");
+        parse_fail("-p and -I need at least one entry");
     for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
-            die(rank, "-L needs at least 2 partitions in every -p entry (half of them are late)");
+            parse_fail("-L needs at least 2 partitions in every -p entry (half of them are late)");
     /* a case runs where a size is a multiple of the partition count; none: say so, not exit 0 */
     int cases = 0;
     for (size_t bytes = o->min; bytes <= o->max; bytes *= (size_t)o->factor)
         for (int i = 0; i < o->nparts; i++)
             cases += bytes % (size_t)o->parts[i] == 0;
     if (!cases)
-        die(rank, "no case can run: no size of -m is a multiple of a partition count of -p");
+        parse_fail("no case can run: no size of -m is a multiple of a partition count of -p");
 }
 
 /* One round of implementation m; returns the stamp of this rank (sender:
@@ -425,7 +444,10 @@ int main(int argc, char **argv)
     if (size != 2)
         die(rank, "needs exactly 2 ranks");
     opts o;
+    parse_ctx.rank = rank, parse_ctx.size = size;
+    parse_argc = argc, parse_argv = argv;
     parse(argc, argv, rank, &o);
+    parse_fail(NULL);
     if (Partita_Init_hook() != MPI_SUCCESS)
         die(rank, Partita_Init_error());
     /* the output file is opened before anything runs: an unwritable path fails at once */

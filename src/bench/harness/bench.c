@@ -1,6 +1,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -156,6 +157,29 @@ static void gather_hosts(pt_ctx *ctx)
     }
 }
 
+/* FNV-1a over the arguments (not the program's path), 62 bits so that its
+ * negation fits: ranks compare it with one MPI_MIN. */
+static long long command_line_hash(int argc, char **argv)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 1; i < argc; i++)
+        for (const unsigned char *p = (const unsigned char *)argv[i];; p++) {
+            h = (h ^ *p) * 1099511628211ULL; /* the terminating 0 separates the arguments */
+            if (!*p)
+                break;
+        }
+    return (long long)(h >> 2);
+}
+
+void pt_agree_on_arguments(pt_ctx *ctx, const char *parse_error, int argc, char **argv)
+{
+    long long h = command_line_hash(argc, argv), mine[2] = {h, -h}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    if (all[0] != -all[1])
+        pt_fail(ctx, "the ranks were given different arguments; every rank must run the same command line");
+    pt_check_all(ctx, parse_error != NULL, parse_error);
+}
+
 void pt_start(pt_ctx *ctx, pt_cli *cli, pt_common *c, int argc, char **argv, int force_multiple)
 {
     char err[512] = "";
@@ -170,8 +194,7 @@ void pt_start(pt_ctx *ctx, pt_cli *cli, pt_common *c, int argc, char **argv, int
     MPI_Init_thread(&argc, &argv, ctx->thread_requested, &ctx->thread_provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->size);
-    if (parsed == PT_PARSE_ERROR)
-        pt_fail(ctx, "%s", err);
+    pt_agree_on_arguments(ctx, parsed == PT_PARSE_ERROR ? err : NULL, argc, argv);
     if (parsed == PT_PARSE_HELP || parsed == PT_PARSE_VERSION) {
         if (ctx->rank == 0) {
             if (parsed == PT_PARSE_HELP)
