@@ -14,7 +14,9 @@ Launches of different implementations still differ by the launch's mode, so the 
 suite also runs partita-adapt-bench (benchmark "side-by-side"): every policy in one process,
 round by round in a shuffled order, each launch's result holding every implementation. There a
 comparison is made inside one launch, on the median time per round: t_part (first mark to last
-arrival) with no late partition, t_last (last mark to last arrival) under its laggard.
+arrival) with no late partition, t_last (last mark to last arrival) under its laggard; and there
+adaptive is also compared by t_late (the first mark after the laggard's pause to the last
+arrival), which is what it minimises.
 
 All comparisons are speed ratios, subject / other, where speed is 1 / overhead, the relative
 perceived bandwidth, or 1 / time (side-by-side): 1.0 means as fast, 0.95 means 5% slower.
@@ -42,6 +44,9 @@ ADAPTIVE_FLOOR = 1 / 1.10    # adaptive within 10% of the launch's best policy
 # 8-64 KiB for a timer that sends what model sends). Side-by-side runs compare inside one launch.
 MIN_SEPARATE_LAUNCHES = 5
 NOT_JUDGED = "not judged"
+# under a laggard, side by side: adaptive against the best by t_late (from the first mark after the
+# laggard's pause to the last arrival), what it minimises
+ADAPTIVE_LATE = "adaptive within 10% of the best from the laggard on"
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,8 @@ SIDE_BY_SIDE = "side-by-side"   # partita-adapt-bench's results: every implement
 QUIET_METRICS = ("overhead", "t_part_us")
 LAGGARD_METRICS = ("perceived_bw", "t_last_us")
 METRIC_WORDS = {"overhead": "1 / overhead", "perceived_bw": "perceived bw / the launch's one-send bw",
-                "t_part_us": "1 / t_part, in one launch", "t_last_us": "1 / t_last, in one launch"}
+                "t_part_us": "1 / t_part, in one launch", "t_last_us": "1 / t_last, in one launch",
+                "t_late_us": "1 / t_late, in one launch"}
 
 
 @dataclass
@@ -114,6 +120,12 @@ def checks_for(labels, noisy: bool, metrics: set[str], min_launches: int = 1) ->
             out.append(Check(TIMER, "partita:none", laggard, NONE_FLOOR, "timer >= 95% of none", min_launches))
         if ADAPTIVE in labels:
             out.append(Check(ADAPTIVE, BEST, laggard, ADAPTIVE_FLOOR, "adaptive within 10% of the best", min_launches))
+            # adaptive ranks layouts by what the round costs from the laggard's first mark on
+            # (docs/library.md, "What a round costs"), not by t_last, which leaves out the messages
+            # the late marks hand over: the two can crown different layouts, and the summary shows
+            # both rather than one
+            if laggard == "t_last_us" and "t_late_us" in metrics:
+                out.append(Check(ADAPTIVE, BEST, "t_late_us", ADAPTIVE_FLOOR, ADAPTIVE_LATE, min_launches))
     return out
 
 
@@ -124,7 +136,7 @@ def speed(case: dict, metric: str) -> float | None:
     v = number(m.get(metric, {}).get("summary", {}).get("median"))
     if v is None or v <= 0 or "skipped" in case:
         return None
-    if metric in ("overhead", "t_part_us", "t_last_us"):
+    if metric in ("overhead", "t_part_us", "t_last_us", "t_late_us"):
         return 1.0 / v
     t_send = number(m.get("t_pt2pt_us", {}).get("summary", {}).get("median"))
     b = case.get("case", {}).get("bytes")

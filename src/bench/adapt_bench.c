@@ -26,7 +26,9 @@
  * receiver sweeps MPI_Parrived (MPI_Test) until everything is in and stamps
  * that. Metrics, as partita-p2p's (docs/metrics.md; one node: one
  * CLOCK_MONOTONIC): t_part, last arrival minus first mark (its overhead
- * metric's numerator), and t_last, last arrival minus last mark. Output: one
+ * metric's numerator), t_last, last arrival minus last mark, and under a
+ * laggard t_late, last arrival minus the first mark after its pause (what
+ * the late half's marking, hand-overs and transfer take). Output: one
  * JSON line per (size, partitions, implementation) with the medians and
  * quartiles over the measured rounds.
  *
@@ -82,7 +84,8 @@ static const char USAGE[] =
     "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
     "  -h, --help      this text\n"
     "Output: one JSON line per (size, partitions, implementation) with the median and quartiles\n"
-    "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark); on\n"
+    "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark), and\n"
+    "with -L t_late_us (last arrival - the first mark after the laggard's pause); on\n"
     "stderr, '#' lines with each case's plan, and the sizes skipped because they are not a\n"
     "multiple of a partition count.\n";
 
@@ -278,9 +281,10 @@ static void parse(int argc, char **argv, int rank, opts *o)
 }
 
 /* One round of implementation m; returns the stamp of this rank (sender:
- * the last mark, and the first in *first; receiver: the last arrival). */
+ * the last mark, the first in *first and in *resume the first after the
+ * laggard's pause (the first, without one); receiver: the last arrival). */
 static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
-                          double laggard_us, unsigned char *seen, int64_t *first)
+                          double laggard_us, unsigned char *seen, int64_t *first, int64_t *resume)
 {
     int64_t stamp = 0;
     MPI_Request single = MPI_REQUEST_NULL;
@@ -299,7 +303,7 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             *first = pt_now_ns();
             if (laggard_us > 0)
                 pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
-            stamp = laggard_us > 0 ? pt_now_ns() : *first;
+            stamp = *resume = laggard_us > 0 ? pt_now_ns() : *first;
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
@@ -307,10 +311,12 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             int late = laggard_us > 0 ? parts / 2 : 0;
             for (int i = 0; i < parts; i++) {
                 int p = (i + late) % parts;
-                if (late && i == parts - late)
+                if (late && i == parts - late) {
                     pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
+                    *resume = pt_now_ns();
+                }
                 if (i == 0)
-                    *first = pt_now_ns();
+                    *first = *resume = pt_now_ns();
                 if (i == parts - 1)
                     stamp = i ? pt_now_ns() : *first;
                 m->kind == NATIVE ? MPI_Pready(p, *req) : Partita_Pready(p, *req);
@@ -349,7 +355,12 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     int64_t *stamps = malloc((size_t)n * (size_t)total * sizeof *stamps);
     int64_t *peer = malloc((size_t)n * (size_t)total * sizeof *peer); /* rank 0: the receiver's arrivals */
     int64_t *firsts = malloc((size_t)n * (size_t)total * sizeof *firsts);
+    int64_t *resumes = malloc((size_t)n * (size_t)total * sizeof *resumes);
     unsigned char *seen = malloc((size_t)parts);
+    if (!stamps || !peer || !firsts || !resumes || !seen) {
+        fprintf(stderr, "partita-adapt-bench: error (rank %d): out of memory for the round stamps\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_Count count = (MPI_Count)(bytes / (size_t)parts);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
@@ -397,7 +408,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             int k = order[i];
             stamps[(size_t)k * total + r] =
                 round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, o->laggard_us, seen,
-                           &firsts[(size_t)k * total + r]);
+                           &firsts[(size_t)k * total + r], &resumes[(size_t)k * total + r]);
         }
     }
     /* the receiver's arrival stamps go to rank 0, which writes the output */
@@ -406,6 +417,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     else
         MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
+    double *t_late = malloc((size_t)o->rounds * sizeof *t_late);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
         char why[1024] = ""; /* the timer's reasons run to about 600 bytes */
@@ -416,8 +428,10 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
                 size_t at = (size_t)k * total + o->warmup + r;
                 t_part[r] = (double)(peer[at] - firsts[at]) / 1e3;
                 t_last[r] = (double)(peer[at] - stamps[at]) / 1e3;
+                t_late[r] = (double)(peer[at] - resumes[at]) / 1e3;
             }
-            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last, o->rounds });
+            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last,
+                                            o->laggard_us > 0 ? t_late : NULL, o->rounds });
         }
         if (m->kind == NATIVE)
             MPI_Request_free(&req[k]);
@@ -427,9 +441,11 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     free(stamps);
     free(peer);
     free(firsts);
+    free(resumes);
     free(seen);
     free(t_part);
     free(t_last);
+    free(t_late);
 }
 
 int main(int argc, char **argv)

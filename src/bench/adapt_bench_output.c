@@ -10,9 +10,11 @@
 
 #define RESULT_SCHEMA "partita.result/1"
 
-static const char *const DEFINITIONS[2] = {
+static const char *const DEFINITIONS[3] = {
     "last arrival minus the start of the first MPI_Pready (of the MPI_Isend for single), one round",
     "last arrival minus the start of the last MPI_Pready (of the MPI_Isend for single), one round",
+    "last arrival minus the start of the first MPI_Pready after the laggard's pause (of the MPI_Isend for "
+    "single): the late half's marks, the messages they hand over and what is left after the last, one round",
 };
 
 int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int launch, double laggard_us,
@@ -71,6 +73,8 @@ void ab_output_case(ab_output *out, ab_case *c)
     int n = c->rounds;
     pt_sort_doubles(c->t_part_us, (size_t)n);
     pt_sort_doubles(c->t_last_us, (size_t)n);
+    if (c->t_late_us)
+        pt_sort_doubles(c->t_late_us, (size_t)n);
     /* quotes would end the line's JSON string: the plan's text keeps none */
     char *plan = strdup(c->plan); /* whole: a fixed 400 bytes cut the timer's ~600 */
     if (!plan) {
@@ -83,11 +87,16 @@ void ab_output_case(ab_output *out, ab_case *c)
     printf("{\"launch\": %d, \"bytes\": %zu, \"partitions\": %d, \"impl\": \"%s\", "
            "\"t_part_us\": %.3f, \"t_part_p25_us\": %.3f, \"t_part_p75_us\": %.3f, "
            "\"t_last_us\": %.3f, \"t_last_p25_us\": %.3f, \"t_last_p75_us\": %.3f, "
-           "\"rounds\": %d, \"warmup\": %d, \"laggard_us\": %g}\n",
+           "\"rounds\": %d, \"warmup\": %d, \"laggard_us\": %g",
            out->launch, c->bytes, c->partitions, c->impl, pt_quantile_sorted(c->t_part_us, (size_t)n, 0.5),
            pt_quantile_sorted(c->t_part_us, (size_t)n, 0.25), pt_quantile_sorted(c->t_part_us, (size_t)n, 0.75),
            pt_quantile_sorted(c->t_last_us, (size_t)n, 0.5), pt_quantile_sorted(c->t_last_us, (size_t)n, 0.25),
            pt_quantile_sorted(c->t_last_us, (size_t)n, 0.75), n, out->warmup, out->laggard_us);
+    if (c->t_late_us)
+        printf(", \"t_late_us\": %.3f, \"t_late_p25_us\": %.3f, \"t_late_p75_us\": %.3f",
+               pt_quantile_sorted(c->t_late_us, (size_t)n, 0.5), pt_quantile_sorted(c->t_late_us, (size_t)n, 0.25),
+               pt_quantile_sorted(c->t_late_us, (size_t)n, 0.75));
+    printf("}\n");
     fflush(stdout);
     if (plan[0])
         fprintf(stderr, "# %zu bytes, %d partitions, %s: %s\n", c->bytes, c->partitions, c->impl, plan);
@@ -107,6 +116,8 @@ void ab_output_case(ab_output *out, ab_case *c)
     pt_json_object_begin(j, "metrics");
     pt_json_metric(j, &(pt_metric){ "t_part_us", "us", DEFINITIONS[0], c->t_part_us, (size_t)n });
     pt_json_metric(j, &(pt_metric){ "t_last_us", "us", DEFINITIONS[1], c->t_last_us, (size_t)n });
+    if (c->t_late_us)
+        pt_json_metric(j, &(pt_metric){ "t_late_us", "us", DEFINITIONS[2], c->t_late_us, (size_t)n });
     pt_json_object_end(j);
     pt_json_object_end(j);
     free(plan);

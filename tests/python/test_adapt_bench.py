@@ -38,6 +38,18 @@ def test_laggard_marks_the_first_half_late(build):
     for c in r["results"]:
         part, last = c["metrics"]["t_part_us"]["samples"], c["metrics"]["t_last_us"]["samples"]
         assert all(p - q >= 2000 for p, q in zip(part, last)), c["case"]
+        # t_late starts at the first mark after the pause: 2 ms after the first mark, at or before the
+        # last one (the samples are sorted per metric, so compare the sorted lists: each order holds
+        # round by round, so it holds between the k-th smallest of each)
+        late = c["metrics"]["t_late_us"]["samples"]
+        assert len(late) == 4 and all(q <= t <= p - 2000 for p, q, t in zip(part, last, late)), c["case"]
+        assert "laggard's pause" in c["metrics"]["t_late_us"]["definition"]
+
+
+def test_t_late_only_under_a_laggard(build):
+    r = run_benchmark(build, "partita-adapt-bench", ["-m", "4K:4K", "-p", "8", "-i", "3", "-x", "1", "-I", "model"],
+                      timeout=120)
+    assert all(set(c["metrics"]) == {"t_part_us", "t_last_us"} for c in r["results"])
 
 
 @pytest.mark.parametrize("args, message", [

@@ -285,6 +285,35 @@ def test_side_by_side_laggard_reads_t_last_and_the_best_layout_includes_fixed(tm
     assert sum(a.status(c) == "LOSES" for c in a.cases) == 1
 
 
+def test_side_by_side_laggard_also_judges_adaptive_by_t_late(tmp_path):
+    # under a laggard the timer wins t_last (its split sends the late partitions as they are
+    # marked) but pays for it in the late marks: by t_late (the first mark after the pause to the
+    # last arrival) model is the best and adaptive, at model's time, holds; without t_late in the
+    # results (older ones) that check is not made
+    def laggard_launch(with_late):
+        cases = []
+        for impl, last, late in (("timer", 2.0, 12.0), ("model", 4.0, 4.0), ("adaptive", 4.2, 4.2)):
+            for (b, p) in flat(0):
+                metrics = {"t_last_us": {"unit": "us", "summary": {"n": 20, "median": last}},
+                           "t_part_us": {"unit": "us", "summary": {"n": 20, "median": 160.0 + late}}}
+                if with_late:
+                    metrics["t_late_us"] = {"unit": "us", "summary": {"n": 20, "median": late}}
+                cases.append({"case": {"bytes": b, "partitions": p, "impl": impl}, "metrics": metrics})
+        return {"schema": "partita.result/1", "benchmark": "side-by-side", "program": "partita-adapt-bench",
+                "environment": {"ranks": 2}, "results": cases,
+                "config": {"iterations": 20, "noise": "delay:100", "laggard_us": 100}}
+    folder = write_launches(tmp_path / "r", "laggard", {"native": [laggard_launch(True)] * 5})
+    by_last = only_check(folder, "adaptive within 10% of the best")
+    assert by_last.check.metric == "t_last_us" and all(by_last.status(c) == "LOSES" for c in by_last.cases)
+    by_late = only_check(folder, lc.ADAPTIVE_LATE)
+    assert by_late.check.metric == "t_late_us"
+    assert all(by_late.status(c) == "holds" and c.best_of[0] == (1, "partita:model") for c in by_late.cases)
+    assert all(abs(c.median - 4.0 / 4.2) < 1e-9 for c in by_late.cases)
+    older = write_launches(tmp_path / "o", "laggard", {"native": [laggard_launch(False)] * 5})
+    (g,) = load_runs([older]).groups
+    assert {r.check.what for r in lc.group_checks(g)} == {"adaptive within 10% of the best"}
+
+
 def test_a_real_side_by_side_run_gives_its_checks(build, tmp_path):
     p = run_suite_file(build, tmp_path, "sbs",
                        '[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
