@@ -31,7 +31,10 @@ endfunction()
 
 # partita_mpi_error_cases(PREFIX p NP np [TIMEOUT s] COMMAND prog... CASES "name|arguments|regex"...):
 # one EXPECT_ERROR test per case, named p.name: the program run with the arguments must exit
-# non-zero within the timeout and print something matching regex.
+# non-zero within the timeout and print something matching regex, never hang. A case
+# "name|args0|args1|regex" gives the ranks different arguments: rank 0 runs the program with
+# args0 appended, the others with args1 (tests/env_per_rank.sh; either may be empty).
+find_program(BASH_PROGRAM bash)
 function(partita_mpi_error_cases)
   cmake_parse_arguments(E "" "PREFIX;NP;TIMEOUT" "COMMAND;CASES" ${ARGN})
   if(NOT E_TIMEOUT)
@@ -39,38 +42,22 @@ function(partita_mpi_error_cases)
   endif()
   foreach(case ${E_CASES})
     string(REPLACE "|" ";" parts "${case}")
+    list(LENGTH parts nparts)
     list(GET parts 0 name)
+    list(GET parts -1 regex)
     list(GET parts 1 argstr)
-    list(GET parts 2 regex)
-    separate_arguments(args UNIX_COMMAND "${argstr}")
-    partita_mpi_test(NAME ${E_PREFIX}.${name} NP ${E_NP} TIMEOUT ${E_TIMEOUT} COMMAND ${E_COMMAND} ${args}
-      EXPECT_ERROR "${regex}")
-  endforeach()
-endfunction()
-
-# partita_mpi_ranks_differ_cases(PREFIX p COMMAND prog args... CASES "name|args0|args1|regex"...):
-# one EXPECT_ERROR test per case on 2 ranks, named p.name, in which rank 0 runs the command with
-# args0 appended and rank 1 with args1 (tests/env_per_rank.sh; either may be empty): such a job
-# must end within the timeout with a non-zero exit and a line matching regex, never hang.
-find_program(BASH_PROGRAM bash)
-function(partita_mpi_ranks_differ_cases)
-  cmake_parse_arguments(E "" "PREFIX;TIMEOUT" "COMMAND;CASES" ${ARGN})
-  if(NOT E_TIMEOUT)
-    set(E_TIMEOUT 60)
-  endif()
-  if(NOT BASH_PROGRAM)
-    return()
-  endif()
-  foreach(case ${E_CASES})
-    string(REPLACE "|" ";" parts "${case}")
-    list(GET parts 0 name)
-    list(GET parts 1 args0)
-    list(GET parts 2 args1)
-    list(GET parts 3 regex)
-    # a leading space keeps an empty value (CMake drops empty arguments); the shell's word splitting drops it
-    partita_mpi_test(NAME ${E_PREFIX}.${name} NP 2 TIMEOUT ${E_TIMEOUT}
-      COMMAND ${BASH_PROGRAM} ${PROJECT_SOURCE_DIR}/tests/env_per_rank.sh EXTRA_ARGS " ${args0}" " ${args1}"
-        ${BASH_PROGRAM} -c "exec \"$0\" \"$@\" $EXTRA_ARGS" ${E_COMMAND}
+    if(nparts EQUAL 3)
+      separate_arguments(args UNIX_COMMAND "${argstr}")
+      set(command ${E_COMMAND} ${args})
+    elseif(BASH_PROGRAM)
+      list(GET parts 2 other)
+      # a leading space keeps an empty value (CMake drops empty arguments); the shell's word splitting drops it
+      set(command ${BASH_PROGRAM} ${PROJECT_SOURCE_DIR}/tests/env_per_rank.sh EXTRA_ARGS " ${argstr}" " ${other}"
+        ${BASH_PROGRAM} -c "exec \"$0\" \"$@\" $EXTRA_ARGS" ${E_COMMAND})
+    else()
+      continue()
+    endif()
+    partita_mpi_test(NAME ${E_PREFIX}.${name} NP ${E_NP} TIMEOUT ${E_TIMEOUT} COMMAND ${command}
       EXPECT_ERROR "${regex}")
   endforeach()
 endfunction()
