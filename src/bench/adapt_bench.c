@@ -108,18 +108,19 @@ static void die(int rank, const char *msg)
     exit(2);
 }
 
-/* The command line, for parse_fail: every rank parses its own, and they
- * settle together whether they may go on (pt_agree_on_arguments). */
+/* The command line, for settle_arguments: every rank parses its own, and
+ * they settle together whether they may go on (pt_agree_on_arguments). */
 static pt_ctx parse_ctx = { .program = "partita-adapt-bench" };
 static int parse_argc;
 static char **parse_argv;
 
-/* what: the error, or NULL (parsed, or about to print --help). Returns only
- * when every rank's parse succeeded on the same arguments. */
-static void parse_fail(const char *what)
+/* error: what is wrong with this rank's arguments, or NULL (parsed, or
+ * about to print --help). Collective; returns only when every rank's parse
+ * succeeded on the same arguments. */
+static void settle_arguments(const char *error)
 {
-    pt_agree_on_arguments(&parse_ctx, what, parse_argc, parse_argv);
-    if (what)
+    pt_agree_on_arguments(&parse_ctx, error, parse_argc, parse_argv);
+    if (error)
         exit(2); /* not reached: pt_agree_on_arguments ends every rank */
 }
 
@@ -142,7 +143,7 @@ static int int_option(const char *opt, const char *arg, double min, double max)
     char why[256], msg[320];
     if (pt_parse_int(arg, min, max, &v, why, sizeof why)) {
         snprintf(msg, sizeof msg, "%s: %s", opt, why);
-        parse_fail(msg);
+        settle_arguments(msg);
     }
     return v;
 }
@@ -204,15 +205,17 @@ static void parse(int argc, char **argv, int rank, opts *o)
         case 'm': {
             char min[32];
             const char *colon = strchr(optarg, ':');
-            if (!colon || colon - optarg >= (ptrdiff_t)sizeof min)
-                parse_fail("-m needs MIN:MAX (powers of two, K/M suffixes)");
+            if (!colon)
+                settle_arguments("-m needs MIN:MAX (powers of two, K/M suffixes)");
+            if (colon - optarg >= (ptrdiff_t)sizeof min)
+                settle_arguments("-m: MIN is not a power of two up to 256M");
             snprintf(min, sizeof min, "%.*s", (int)(colon - optarg), optarg); /* argv stays as given */
             o->min = parse_size(min, &ok);
             if (!ok)
-                parse_fail("-m: MIN is not a power of two up to 256M");
+                settle_arguments("-m: MIN is not a power of two up to 256M");
             o->max = parse_size(colon + 1, &ok);
             if (!ok || o->max < o->min)
-                parse_fail("-m: MAX is not a power of two up to 256M, at least MIN");
+                settle_arguments("-m: MAX is not a power of two up to 256M, at least MIN");
             break;
         }
         case 'f': o->factor = int_option("-f", optarg, 2, 1024); break;
@@ -222,62 +225,62 @@ static void parse(int argc, char **argv, int rank, opts *o)
         case 'I': impls = optarg; break;
         case 'L':
             if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
-                parse_fail("-L needs microseconds in (0, 1e6]");
+                settle_arguments("-L needs microseconds in (0, 1e6]");
             break;
         case 'l': o->launch = int_option("-l", optarg, 0, 2147483647); break;
         case 'F': format = optarg; break;
         case 'O': o->output = optarg; break;
         case 'h':
-            parse_fail(NULL); /* returns when every rank was given the same arguments */
+            settle_arguments(NULL); /* returns when every rank was given the same arguments */
             if (rank == 0)
                 fputs(USAGE, stdout);
             MPI_Finalize();
             exit(0);
-        default: parse_fail("unknown option or missing value (--help lists the options)");
+        default: settle_arguments("unknown option or missing value (--help lists the options)");
         }
     }
     if (optind < argc)
-        parse_fail("unexpected argument (--help lists the options)");
+        settle_arguments("unexpected argument (--help lists the options)");
     if (format && strcmp(format, "json") && strcmp(format, "lines"))
-        parse_fail("--format must be json or lines");
+        settle_arguments("--format must be json or lines");
     if (o->output && !(format && !strcmp(format, "json")))
-        parse_fail("--output needs --format json");
+        settle_arguments("--output needs --format json");
     if (format && !strcmp(format, "json") && !o->output)
-        parse_fail("--format json needs --output FILE");
+        settle_arguments("--format json needs --output FILE");
     if (o->rounds < 1 || o->rounds > 100000 || o->warmup < 0 || o->warmup > 100000)
-        parse_fail("-i must be in [1, 100000] and -x in [0, 100000]");
+        settle_arguments("-i must be in [1, 100000] and -x in [0, 100000]");
     if (o->factor < 2 || o->factor > 1024 || (o->factor & (o->factor - 1)))
-        parse_fail("-f must be a power of two in [2, 1024]");
+        settle_arguments("-f must be a power of two in [2, 1024]");
     pt_int_list counts;
     char why[256], buf[512];
     if (pt_parse_int_list(parts, 1, 65536, &counts, why, sizeof why)) {
         snprintf(buf, sizeof buf, "-p: %s", why);
-        parse_fail(buf);
+        settle_arguments(buf);
     }
     if (counts.n > MAX_PARTS_LIST)
-        parse_fail("-p: at most 16 partition counts in [1, 65536]");
+        settle_arguments("-p: at most 16 partition counts in [1, 65536]");
     for (int i = 0; i < counts.n; i++)
         o->parts[o->nparts++] = counts.v[i];
     snprintf(o->impl_list, sizeof o->impl_list, "%s", impls);
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
-            parse_fail("-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
+            settle_arguments("-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
                       "(libpartita's as POLICY@mpi|fabric|auto too)");
         o->nimpls++;
     }
     if (!o->nparts || !o->nimpls)
-        parse_fail("-p and -I need at least one entry");
+        settle_arguments("-p and -I need at least one entry");
     for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
-            parse_fail("-L needs at least 2 partitions in every -p entry (half of them are late)");
+            settle_arguments("-L needs at least 2 partitions in every -p entry (half of them are late)");
     /* a case runs where a size is a multiple of the partition count; none: say so, not exit 0 */
     int cases = 0;
     for (size_t bytes = o->min; bytes <= o->max; bytes *= (size_t)o->factor)
         for (int i = 0; i < o->nparts; i++)
             cases += bytes % (size_t)o->parts[i] == 0;
     if (!cases)
-        parse_fail("no case can run: no size of -m is a multiple of a partition count of -p");
+        settle_arguments("no case can run: no size of -m is a multiple of a partition count of -p");
 }
 
 /* One round of implementation m; returns the stamp of this rank (sender:
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
     parse_ctx.rank = rank, parse_ctx.size = size;
     parse_argc = argc, parse_argv = argv;
     parse(argc, argv, rank, &o);
-    parse_fail(NULL);
+    settle_arguments(NULL);
     if (Partita_Init_hook() != MPI_SUCCESS)
         die(rank, Partita_Init_error());
     /* the output file is opened before anything runs: an unwritable path fails at once */
