@@ -71,17 +71,17 @@ void pt_fail(pt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2,
 /* An error one rank detects: it prints and aborts the whole job (status 2). */
 void pt_abort(pt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
-/* Every rank calls these alike. pt_check_all: when `failed` is set on any rank,
- * the message of the lowest failing rank is printed by rank 0 and all exit 2.
- * pt_require_omp_threads: fail when OpenMP gives fewer threads than asked
- * (OMP_THREAD_LIMIT, OMP_DYNAMIC), which would leave partitions unready. */
-void pt_check_all(pt_ctx *ctx, int failed, const char *msg);
 /* Collective, first after MPI_Init: every rank parsed its own command line
  * (parse_error: NULL, or what was wrong). Ranks given different arguments
  * (an MPMD launch) would post different transfers, and a rank whose parse
  * failed would exit while the others waited for it: both hung. Either ends
  * every rank with one line from rank 0 and status 2. */
 void pt_agree_on_arguments(pt_ctx *ctx, const char *parse_error, int argc, char **argv);
+/* Every rank calls these alike. pt_check_all: when `failed` is set on any rank,
+ * the message of the lowest failing rank is printed by rank 0 and all exit 2.
+ * pt_require_omp_threads: fail when OpenMP gives fewer threads than asked
+ * (OMP_THREAD_LIMIT, OMP_DYNAMIC), which would leave partitions unready. */
+void pt_check_all(pt_ctx *ctx, int failed, const char *msg);
 void pt_require_omp_threads(pt_ctx *ctx, int threads);
 
 const char *pt_thread_level_name(int level);
