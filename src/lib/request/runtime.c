@@ -69,7 +69,7 @@ int pt_background_watched(void) { return background_work(pt_transports_unattende
  * by every build before any other, finds a mix: OR of each value and of its
  * complement gives the union and (complemented) the intersection, equal
  * when every rank's is. */
-enum { SAME_TRANSPORTS, SAME_VERSION = 2, SAME_THREAD = 4, SAME_WORDS = 5 };
+enum { SAME_TRANSPORTS, SAME_VERSION, SAME_THREAD = SAME_VERSION + 2, SAME_WORDS }; /* the version: 2 words */
 
 static int check_same_build(char *err, size_t errlen)
 {
