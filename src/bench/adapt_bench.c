@@ -100,17 +100,10 @@ typedef struct opts {
     char impl_list[512];
 } opts;
 
-static void die(int rank, const char *msg)
-{
-    if (rank == 0)
-        fprintf(stderr, "partita-adapt-bench: error: %s\n", msg);
-    MPI_Finalize();
-    exit(2);
-}
-
-/* The command line, for settle_arguments: every rank parses its own, and
- * they settle together whether they may go on (pt_agree_on_arguments). */
-static pt_ctx parse_ctx = { .program = "partita-adapt-bench" };
+/* For the harness's error calls (pt_fail: rank 0 prints, every rank exits 2)
+ * and settle_arguments, which needs the command line too: every rank parses
+ * its own, and they settle together whether they may go on. */
+static pt_ctx ctx = { .program = "partita-adapt-bench" };
 static int parse_argc;
 static char **parse_argv;
 
@@ -119,7 +112,7 @@ static char **parse_argv;
  * succeeded on the same arguments. */
 static void settle_arguments(const char *error)
 {
-    pt_agree_on_arguments(&parse_ctx, error, parse_argc, parse_argv);
+    pt_agree_on_arguments(&ctx, error, parse_argc, parse_argv);
     if (error)
         exit(2); /* not reached: pt_agree_on_arguments ends every rank */
 }
@@ -460,29 +453,26 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ctx.rank = rank, ctx.size = size;
     if (size != 2)
-        die(rank, "needs exactly 2 ranks");
+        pt_fail(&ctx, "needs exactly 2 ranks");
     opts o;
-    parse_ctx.rank = rank, parse_ctx.size = size;
     parse_argc = argc, parse_argv = argv;
     parse(argc, argv, rank, &o);
     settle_arguments(NULL);
     if (Partita_Init_hook() != MPI_SUCCESS)
-        die(rank, Partita_Init_error());
+        pt_fail(&ctx, "%s", Partita_Init_error());
     /* the output file is opened before anything runs: an unwritable path fails at once */
     ab_output out;
     int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.rounds, o.warmup,
                                              o.impl_list)
                            : 0;
     MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (opened != 0) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "cannot write --output %s", o.output);
-        die(rank, msg);
-    }
+    if (opened != 0)
+        pt_fail(&ctx, "cannot write --output %s", o.output);
     char *buf = malloc(o.max);
     if (!buf)
-        die(rank, "out of memory for the buffer");
+        pt_fail(&ctx, "out of memory for the buffer");
     memset(buf, rank + 1, o.max);
     for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor)
         for (int i = 0; i < o.nparts; i++)
