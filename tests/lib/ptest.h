@@ -32,13 +32,17 @@ static inline void ptest_pause_us(long us)
     nanosleep(&t, NULL);
 }
 
-/* The monotonic clock in seconds (a test's own deadlines and windows). */
-static inline double ptest_now_s(void)
+/* A clock in seconds: CLOCK_MONOTONIC for a test's own deadlines and
+ * windows (ptest_now_s), CLOCK_THREAD_CPUTIME_ID for the calling thread's
+ * CPU time. */
+static inline double ptest_clock_s(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+
+static inline double ptest_now_s(void) { return ptest_clock_s(CLOCK_MONOTONIC); }
 
 /* An MPI call that must succeed. */
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)

@@ -34,20 +34,13 @@
 #define UNPOLLED_S 100e-6  /* the library's PT_APP_POLLING_NS: a receive unpolled this long is the thread's */
 #define INTERVAL_S 20e-6   /* the thread's regular interval (PARTITA_PROGRESS_US, default) */
 
+#define TOTAL (1 << 20)
+#define PARTS 8
+
 typedef struct {
     long long waits;   /* the thread's waits at its regular interval in the window */
     long long allowed; /* of those, what the polling thread's time off its core allows */
 } window_count;
-
-/* This thread's CPU time, s. */
-static double cpu_now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-#define TOTAL (1 << 20)
-#define PARTS 8
 
 /* Rank 1: poll every partition until all are in; counts the progress
  * thread's waits at its regular interval over the first WINDOW_MS, and the
@@ -57,9 +50,9 @@ static window_count poll_round(MPI_Request req)
     unsigned char in[PARTS] = {0};
     long long before, after = -1, long_waits, allowed = 0;
     OK(Partita_Progress_thread_waits(&before, &long_waits));
-    double t0 = ptest_now_s(), wall = t0, cpu = cpu_now_s();
+    double t0 = ptest_now_s(), wall = t0, cpu = ptest_clock_s(CLOCK_THREAD_CPUTIME_ID);
     for (int left = PARTS; left;) {
-        double wall_now = ptest_now_s(), cpu_now = cpu_now_s(), off = (wall_now - wall) - (cpu_now - cpu);
+        double wall_now = ptest_now_s(), cpu_now = ptest_clock_s(CLOCK_THREAD_CPUTIME_ID), off = (wall_now - wall) - (cpu_now - cpu);
         if (after < 0 && off > UNPOLLED_S)
             allowed += (long long)(off / INTERVAL_S) + 2; /* and one look each side */
         wall = wall_now, cpu = cpu_now;
