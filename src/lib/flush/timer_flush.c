@@ -83,6 +83,7 @@ void pt_timer_round_reset(pt_request *req)
     pthread_mutex_lock(&s->split_lock);
     update_watch(req);
     s->nruns = s->stall_flushed = 0;
+    atomic_store_explicit(&s->any_split, 0, memory_order_relaxed);
     req->tp_ops->send_start(req);
     for (int p = 0; p < req->partitions; p++)
         atomic_store_explicit(&s->part[p], PT_PART_IDLE, memory_order_relaxed);
@@ -168,6 +169,10 @@ static int send_ready(pt_request *req, int g)
 
 static int group_marked(const pt_send_side *s, int g);
 
+/* Before a group's state leaves OPEN for SPLIT or RUNS: marks look at their
+ * group's state from now on (marking.c). */
+static void note_split(pt_send_side *s) { atomic_store(&s->any_split, 1); }
+
 /* marked: the group's partitions marked so far (group_marked). */
 static void flush_group(pt_request *req, int g, int marked)
 {
@@ -175,6 +180,8 @@ static void flush_group(pt_request *req, int g, int marked)
     int expected = PT_GROUP_OPEN;
     int left = s->bound[g + 1] - s->bound[g] - marked;
     int next = left <= PT_LATE_MAX ? PT_GROUP_SPLIT : PT_GROUP_RUNS;
+    if (atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) == PT_GROUP_OPEN)
+        note_split(s);
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, next)) {
         if (next == PT_GROUP_SPLIT)
             pt_timer_group_closed(req); /* each later partition goes at its mark */
@@ -238,9 +245,10 @@ int64_t pt_timer_late_begin_ns(const pt_request *req)
 int pt_timer_split_if_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
-    int64_t quiet = atomic_load_explicit(&s->last_issue_ns, memory_order_relaxed);
-    if (!quiet || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX || pt_now_ns() - quiet < s->late_begin_ns)
+    int64_t quiet = atomic_load_explicit(&s->last_issue_ticks, memory_order_relaxed);
+    if (!quiet || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX || pt_ticks() - quiet < s->late_begin_ticks)
         return 0;
+    note_split(s);
     int expected = PT_GROUP_OPEN;
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
         pt_timer_group_closed(req);
@@ -257,6 +265,7 @@ void pt_timer_round_ahead(pt_request *req)
         if (!pt_ahead_in(s->round, s->groups[g].ahead_end))
             continue;
         s->headed[g] = 1; /* nothing to flush first: every partition goes alone */
+        note_split(s);
         atomic_store_explicit(&s->groups[g].state, PT_GROUP_SPLIT, memory_order_relaxed);
         pt_timer_group_closed(req);
     }

@@ -129,6 +129,7 @@ int Partita_Init_hook(void)
     if (pt_settings_load_env(init_error, sizeof init_error) != 0)
         return MPI_ERR_OTHER;
     pt_errors_init();
+    pt_ticks_init();
     int level = MPI_THREAD_MULTIPLE;
     serial_process = PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
     pt_lists_serial(serial_process);
