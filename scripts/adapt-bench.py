@@ -21,7 +21,12 @@ summarises, per (size, partitions):
   was slower in every launch. With 5 launches that is the distribution-free
   94% interval of the median ratio lying above 1: a difference the launches
   agree on, where "worse in the median over launches" also counts two
-  equally fast implementations as worse about half the time.
+  equally fast implementations as worse about half the time;
+- a control for that count: in the cases where `model` planned the very layout
+  `bulk` sends (their plans, which the saved file keeps as rows of their own,
+  are alike but for the policy's name), how often `model` was "worse than
+  bulk" in the median, and its ratio to bulk in the same launch: what two
+  identical layouts get from the machine's noise, next to adaptive's count there.
 
 Run it under the machine's benchmark lock, e.g.
   flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -62,10 +68,39 @@ def run(args: argparse.Namespace) -> list[dict]:
                 if line.startswith("{"):
                     out.write(line + "\n")
                     rows.append(json.loads(line))
+            for plan in plan_rows(p.stderr, launch):
+                out.write(json.dumps(plan) + "\n")
+                rows.append(plan)
             if args.why:
                 sys.stderr.write(p.stderr)
             print(f"adapt-bench: launch {launch + 1}/{args.launches} done", file=sys.stderr)
     return rows
+
+
+PLAN_LINE = re.compile(r"^# (\d+) bytes, (\d+) partitions, ([^:]+): (.*)$")
+
+
+def plan_rows(text: str, launch: int) -> list[dict]:
+    """The plans partita-adapt-bench prints ('# BYTES bytes, P partitions, IMPL: PLAN'), as rows."""
+    rows = []
+    for line in text.splitlines():
+        m = PLAN_LINE.match(line)
+        if m:
+            rows.append({"launch": launch, "bytes": int(m[1]), "partitions": int(m[2]), "impl": m[3],
+                         "plan": m[4]})
+    return rows
+
+
+def layout_of(plan: str) -> str:
+    """A plan without its policy's name ("model: 1 message, ..." -> "1 message, ...")."""
+    return plan.split(": ", 1)[1] if ": " in plan else plan
+
+
+def same_plan(plans: dict, case: tuple[int, int], a: str, b: str) -> bool:
+    """Whether a and b planned the same layout in every launch that printed both plans."""
+    pa, pb = plans.get(case + (a,), {}), plans.get(case + (b,), {})
+    shared = [L for L in pa if L in pb]
+    return bool(shared) and all(layout_of(pa[L]) == layout_of(pb[L]) for L in shared)
 
 
 def in_launch_ratios(ad: dict[int, float], ref: dict[int, float]) -> list[float]:
@@ -79,8 +114,12 @@ def spread(v: list[float]) -> float:
 
 def summarise(rows: list[dict]) -> int:
     cases: dict[tuple[int, int], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    plans: dict[tuple[int, int, str], dict[int, str]] = defaultdict(dict)
     for r in rows:
-        cases[(r["bytes"], r["partitions"])][r["impl"]][r["launch"]] = r[METRIC[0]]
+        if "plan" in r:
+            plans[(r["bytes"], r["partitions"], r["impl"])][r["launch"]] = r["plan"]
+        else:
+            cases[(r["bytes"], r["partitions"])][r["impl"]][r["launch"]] = r[METRIC[0]]
     within = total = 0
     # launch spread wider than the reference's, and of those with a slowest launch slower than its slowest:
     # against bulk (one message through the partitioned calls, MPIPCL's default: what issue 22 means by
@@ -137,7 +176,34 @@ def summarise(rows: list[dict]) -> int:
               f"and with a slowest launch slower than its slowest: {wider_worst[ref]}/{len(cases)}")
     print(f"slower in every launch (in-launch ratio of medians above 1 each time) than bulk: "
           f"{every['bulk']}/{len(cases)}, than native: {every['native']}/{len(cases)}")
+    print_control(cases, plans)
     return 0
+
+
+def print_control(cases: dict, plans: dict) -> None:
+    """What "worse than bulk in the median" is worth: `model` where it plans the very layout `bulk`
+    sends (one message) is the same work under another name, so how often it is "worse" (and by how
+    much in the same launch) is the count two identical layouts get from this machine's noise."""
+    same = [c for c in sorted(cases) if "model" in cases[c] and "bulk" in cases[c]
+            and same_plan(plans, c, "model", "bulk")]
+    if not same:
+        print("control: no case where model planned what bulk sends (plans not in the results: older file?)")
+        return
+    worse = {"model": 0, "adaptive": 0}
+    ratios = []
+    for c in same:
+        impls = cases[c]
+        for who in worse:
+            if who in impls and statistics.median(impls[who].values()) > statistics.median(impls["bulk"].values()):
+                worse[who] += 1
+        r = in_launch_ratios(impls["model"], impls["bulk"])
+        if r:
+            ratios.append(statistics.median(r))
+    spread_text = f"; model/bulk in the same launch, medians over launches: {min(ratios):.3f}-{max(ratios):.3f}" \
+        if ratios else ""
+    print(f"control: in the {len(same)} cases where model planned what bulk sends, model was worse than bulk in "
+          f"the median in {worse['model']}/{len(same)}{spread_text} (two identical layouts); adaptive in "
+          f"{worse['adaptive']}/{len(same)}")
 
 
 def main() -> int:
@@ -162,7 +228,7 @@ def main() -> int:
         rows = [json.loads(line) for line in open(args.source) if line.startswith("{")]
     else:
         rows = run(args)
-    if any(METRIC[0] not in r for r in rows):
+    if any(METRIC[0] not in r for r in rows if "plan" not in r):
         print(f"adapt-bench.py: error: the results hold no {METRIC[0]} (t_late is measured only under a "
               "laggard: pass -L US to partita-adapt-bench)", file=sys.stderr)
         return 2
