@@ -31,13 +31,18 @@ summarises, per (size, partitions):
 Run it under the machine's benchmark lock, e.g.
   flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
 (arguments after -- go to partita-adapt-bench). --from FILE summarises a saved run again.
+Each launch runs on 2 ranks with the build's own MPI launcher (partita-build.json, or
+$PARTITA_LAUNCHER, as `partita run`); one that outlasts --timeout is killed with the
+ranks it started and ends the campaign with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -53,15 +58,40 @@ def is_layout(impl: str) -> bool:
     return impl in LAYOUTS or impl.startswith("fixed:")
 
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from partita.launch import BuildInfo, LaunchError, child_env, launch_command  # noqa: E402
+
+
+def run_launch(cmd: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """One launch in a process group of its own; None, with the whole group killed (the launcher and
+    the ranks it started), when it outlasts the timeout."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env({}),
+                          stdin=subprocess.DEVNULL, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def run(args: argparse.Namespace) -> list[dict]:
-    root = Path(__file__).resolve().parent.parent
-    mpiexec = root / ".venv" / "bin" / "mpiexec"
-    program = root / args.build / "bin" / "partita-adapt-bench"
+    # The build's own MPI and launcher (partita-build.json; $PARTITA_LAUNCHER), as `partita run` uses:
+    # it was always the bootstrap's .venv/bin/mpiexec, which a build with a system MPI does not have.
+    try:
+        build = BuildInfo.find(ROOT / args.build)
+        build.program("partita-adapt-bench")
+    except (LaunchError, OSError) as e:
+        sys.exit(f"adapt-bench: {e}")
     rows = []
     with open(args.out, "w") as out:
         for launch in range(args.launches):
-            cmd = [str(mpiexec), "-n", "2", str(program), "-l", str(launch), *args.bench_args]
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            cmd = launch_command(build, "partita-adapt-bench", ["-l", str(launch), *args.bench_args], 2, {})
+            p = run_launch(cmd, args.timeout)
+            if p is None:
+                sys.exit(f"adapt-bench: launch {launch} did not finish in {args.timeout:g} s (--timeout)")
             if p.returncode != 0:
                 sys.exit(f"adapt-bench: launch {launch} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
             for line in p.stdout.splitlines():

@@ -83,3 +83,19 @@ def test_a_campaign_keeps_the_plans_and_prints_the_control(build, tmp_path):
     assert plans[(0, "bulk")].startswith("bulk: 1 message")
     # at 4 KiB in 8 partitions model sends bulk's one message: the case is the control's
     assert "control: in the 1 cases where model planned what bulk sends" in p.stdout
+
+
+def test_a_build_that_is_not_there_is_one_line(tmp_path):
+    p = subprocess.run([sys.executable, str(SCRIPT), "-n", "1", "--build", str(tmp_path / "nowhere"),
+                        "--out", str(tmp_path / "x.jsonl")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("adapt-bench: no partita build found"), p.stderr
+
+
+def test_a_launch_that_does_not_finish_is_one_line(build, tmp_path):
+    # 4 MiB rounds, many of them, and a timeout far too short for them
+    p = subprocess.run([sys.executable, str(SCRIPT), "-n", "1", "--build", str(build.path), "--timeout", "0.5",
+                        "--out", str(tmp_path / "x.jsonl"), "--", "-m", "4M:4M", "-p", "8", "-i", "100000"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert "adapt-bench: launch 0 did not finish in 0.5 s (--timeout)" in p.stderr, p.stderr
