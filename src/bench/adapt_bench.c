@@ -460,8 +460,8 @@ int main(int argc, char **argv)
     parse_argc = argc, parse_argv = argv;
     parse(argc, argv, rank, &o);
     settle_arguments(NULL);
-    if (Partita_Init_hook() != MPI_SUCCESS)
-        pt_fail(&ctx, "%s", Partita_Init_error());
+    int init_failed = Partita_Init_hook() != MPI_SUCCESS;
+    pt_check_all(&ctx, init_failed, init_failed ? Partita_Init_error() : "");
     /* the output file is opened before anything runs: an unwritable path fails at once */
     ab_output out;
     int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.rounds, o.warmup,
@@ -471,8 +471,9 @@ int main(int argc, char **argv)
     if (opened != 0)
         pt_fail(&ctx, "cannot write --output %s", o.output);
     char *buf = malloc(o.max);
-    if (!buf)
-        pt_fail(&ctx, "out of memory for the buffer");
+    char why[96];
+    snprintf(why, sizeof why, "out of memory for the %zu-byte buffer (-m)", o.max);
+    pt_check_all(&ctx, !buf, why);
     memset(buf, rank + 1, o.max);
     for (size_t bytes = o.min; bytes <= o.max; bytes *= (size_t)o.factor)
         for (int i = 0; i < o.nparts; i++)

@@ -374,8 +374,7 @@ int main(int argc, char **argv)
     double most_iterations = cfg.iterations ? cfg.iterations : 10000;
     pt_require_memory(&ctx, 2.0 * (double)cfg.max_size + LAT_NMETRICS * most_iterations * sizeof(double),
                       "the send and receive buffers of the largest message (-m) and its samples");
-    if (cfg.c.cache == PT_CACHE_COLD && pt_cache_setup() != 0)
-        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    pt_require_cold_cache(&ctx, cfg.c.cache == PT_CACHE_COLD);
     pt_open_output(&ctx, &cfg.c);
     /* the JSON head records the iteration counts of the smallest size */
     int small = cfg.min_size <= OMB_LARGE_MESSAGE;

@@ -550,8 +550,7 @@ int main(int argc, char **argv)
                              "the arrival stamps the receiver sends (receive partitions x --iterations)");
     }
     pt_require_memory(&ctx, most_bytes, "the message buffer and stamps (--message-size, --partitions, --iterations)");
-    if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
-        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     pt_open_output(&ctx, c);
 

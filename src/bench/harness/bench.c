@@ -1,4 +1,5 @@
 #include "bench.h"
+#include "cache.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -405,8 +406,16 @@ void pt_require_omp_threads(pt_ctx *ctx, int threads)
 #pragma omp parallel num_threads(threads)
 #pragma omp single
     got = omp_get_num_threads();
+    char msg[160] = "";
     if (got != threads)
-        pt_fail(ctx, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got, threads);
+        snprintf(msg, sizeof msg, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT and OMP_DYNAMIC)", got,
+                 threads);
+    pt_check_all(ctx, got != threads, msg);
+}
+
+void pt_require_cold_cache(pt_ctx *ctx, int cold)
+{
+    pt_check_all(ctx, cold && pt_cache_setup() != 0, "cannot allocate the cold-cache flush buffer");
 }
 
 void pt_check_all(pt_ctx *ctx, int failed, const char *msg)

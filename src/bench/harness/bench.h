@@ -80,9 +80,12 @@ void pt_agree_on_arguments(pt_ctx *ctx, const char *parse_error, int argc, char 
 /* Every rank calls these alike. pt_check_all: when `failed` is set on any rank,
  * the message of the lowest failing rank is printed by rank 0 and all exit 2.
  * pt_require_omp_threads: fail when OpenMP gives fewer threads than asked
- * (OMP_THREAD_LIMIT, OMP_DYNAMIC), which would leave partitions unready. */
+ * (OMP_THREAD_LIMIT, OMP_DYNAMIC), which would leave partitions unready.
+ * pt_require_cold_cache: when `cold`, allocate the cold-cache flush buffer.
+ * A rank that failed alone used to exit while the others went on and hung. */
 void pt_check_all(pt_ctx *ctx, int failed, const char *msg);
 void pt_require_omp_threads(pt_ctx *ctx, int threads);
+void pt_require_cold_cache(pt_ctx *ctx, int cold);
 
 const char *pt_thread_level_name(int level);
 const char *pt_compute_mode_name(int mode);

@@ -145,8 +145,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < h.modes.n; i++)
         if (mode_strategy[h.modes.v[i]] == PAT_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
             pt_fail(&ctx, "mode partitioned: this MPI library has no partitioned communication");
-    if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
-        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     pat_field field;
     int failed = pat_field_alloc(&field, grid.local, 1, h.fields) != 0;

@@ -140,8 +140,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < s.strategies.n; i++)
         if (strategy_of[s.strategies.v[i]] == PAT_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
             pt_fail(&ctx, "strategy partitioned: this MPI library has no partitioned communication");
-    if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
-        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     pat_field field;
     int failed = pat_field_alloc(&field, grid.local, s.ghost, s.vars) != 0;

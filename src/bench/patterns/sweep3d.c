@@ -460,8 +460,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < s.modes.n; i++)
         if (s.modes.v[i] == MODE_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
             pt_fail(&ctx, "mode partitioned: this MPI library has no partitioned communication");
-    if (c->cache == PT_CACHE_COLD && pt_cache_setup() != 0)
-        pt_fail(&ctx, "cannot allocate the cold-cache flush buffer");
+    pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     int nkb = grid.local[2] / s.kba;
     pt_open_output(&ctx, c);
