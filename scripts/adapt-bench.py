@@ -40,11 +40,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import signal
 import statistics
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -60,21 +57,7 @@ def is_layout(impl: str) -> bool:
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
-from partita.launch import BuildInfo, LaunchError, child_env, launch_command  # noqa: E402
-
-
-def run_launch(cmd: list[str], timeout: float) -> subprocess.CompletedProcess | None:
-    """One launch in a process group of its own; None, with the whole group killed (the launcher and
-    the ranks it started), when it outlasts the timeout."""
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env({}),
-                          stdin=subprocess.DEVNULL, start_new_session=True) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return None
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+from partita.launch import BuildInfo, LaunchError, child_env, launch_command, run_in_group  # noqa: E402
 
 
 def run(args: argparse.Namespace) -> list[dict]:
@@ -89,7 +72,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     with open(args.out, "w") as out:
         for launch in range(args.launches):
             cmd = launch_command(build, "partita-adapt-bench", ["-l", str(launch), *args.bench_args], 2, {})
-            p = run_launch(cmd, args.timeout)
+            p = run_in_group(cmd, child_env({}), args.timeout)
             if p is None:
                 sys.exit(f"adapt-bench: launch {launch} did not finish in {args.timeout:g} s (--timeout)")
             if p.returncode != 0:

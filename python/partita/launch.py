@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -212,6 +213,21 @@ class RunOutcome:
     result: dict | None
 
 
+def run_in_group(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
+    """Run cmd in a process group of its own and return what it printed; None when it outlasts
+    the timeout, after killing the whole group: the launcher and every rank it started on this
+    host (killing only the launcher can leave ranks running, spinning on a core)."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          stdin=subprocess.DEVNULL, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, impl: str = "native",
                 env: dict[str, str] | None = None, timeout: float = 600, launcher: str | None = None,
                 json_out: Path | None = None) -> RunOutcome:
@@ -226,15 +242,13 @@ def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, im
     full_args = [*args, "--format", "json", "--output", str(json_out)]
     cmd = launch_command(build, program, full_args, np, extra, launcher)
     try:
-        p = subprocess.run(cmd, env=child_env(extra), stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, timeout=timeout)
-        rc, out, err = p.returncode, p.stdout, p.stderr
+        p = run_in_group(cmd, child_env(extra), timeout)
+        if p is None:
+            rc, out, err = -1, "", f"[partita] timed out after {timeout:g} s (the launch and its ranks were killed)"
+        else:
+            rc, out, err = p.returncode, p.stdout, p.stderr
     except OSError as e:  # the launcher itself cannot be started
         rc, out, err = 127, "", f"[partita] cannot start {cmd[0]}: {e.strerror or e}"
-    except subprocess.TimeoutExpired as e:
-        rc = -1
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = (e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")) + f"\n[partita] timed out after {timeout:g} s"
     result = None
     try:
         if json_out.is_file() and json_out.stat().st_size > 0:

@@ -1,6 +1,7 @@
 """partita-p2p end to end: JSON schema, the one-partition sanity, validation, reproducible noise."""
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,20 @@ def test_pingpong_clock_estimate_is_within_its_uncertainty(build):
     assert clk["uncertainty_us"] > 0
     assert abs(clk["offset_us"]) <= clk["uncertainty_us"] + 1e-3
     assert r["config"]["clock"] == "pingpong"
+
+
+def test_a_timed_out_launch_takes_its_ranks_with_it(build, tmp_path):
+    """run_program's timeout kills the launch's whole process group. It used to kill the launcher
+    only: a rank it had started (here a stand-in, `sleep`) kept running, spinning on a core."""
+    pidfile = tmp_path / "rank.pid"
+    launcher = tmp_path / "launcher.sh"
+    launcher.write_text(f"#!/bin/bash\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    launcher.chmod(0o755)
+    o = run_program(build, "partita-p2p", ["-m", "1K:1K"], timeout=2, launcher=str(launcher))
+    assert o.returncode == -1 and "timed out after 2 s" in o.stderr
+    pid = int(pidfile.read_text())
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z"), f"the launch's rank (pid {pid}) is still running after the timeout"
