@@ -18,6 +18,14 @@ arrival) with no late partition, t_last (last mark to last arrival) under its la
 adaptive is also compared by t_late (the first mark after the laggard's pause to the last
 arrival), which is what it minimises.
 
+A check's floor is only worth what two identical implementations give: the side-by-side runs can
+carry a twin of `model` (no late partition) and of `none` (laggard), the same policy launched as
+POLICY@mpi, which sends exactly what its original sends. The suite checks each twin against its
+original with the floor of the timer's check (the *control*): the cases where a twin "loses" are
+what the floor's noise alone makes, the yardstick for the timer's count. Twins are never a
+launch's best policy in adaptive's check (the better of two identical copies is the max of two
+noisy draws, a bar no single implementation is held to).
+
 All comparisons are speed ratios, subject / other, where speed is 1 / overhead, the relative
 perceived bandwidth, or 1 / time (side-by-side): 1.0 means as fast, 0.95 means 5% slower.
 """
@@ -47,6 +55,10 @@ NOT_JUDGED = "not judged"
 # under a laggard, side by side: adaptive against the best by t_late (from the first mark after the
 # laggard's pause to the last arrival), what it minimises
 ADAPTIVE_LATE = "adaptive within 10% of the best from the laggard on"
+# the controls: a policy twice in one launch, under the name POLICY@mpi (the same transport)
+MODEL_TWIN = "partita:model@mpi"
+NONE_TWIN = "partita:none@mpi"
+TWINS = (MODEL_TWIN, NONE_TWIN)
 
 
 @dataclass(frozen=True)
@@ -113,11 +125,17 @@ def checks_for(labels, noisy: bool, metrics: set[str], min_launches: int = 1) ->
     if not noisy and quiet:
         if TIMER in labels and "partita:model" in labels:
             out.append(Check(TIMER, "partita:model", quiet, MODEL_FLOOR, "timer >= model", min_launches))
+        if MODEL_TWIN in labels and "partita:model" in labels:
+            out.append(Check(MODEL_TWIN, "partita:model", quiet, MODEL_FLOOR,
+                             "control: model@mpi >= model (one policy twice)", min_launches))
         if ADAPTIVE in labels:
             out.append(Check(ADAPTIVE, BEST, quiet, ADAPTIVE_FLOOR, "adaptive within 10% of the best", min_launches))
     if noisy and laggard:
         if TIMER in labels and "partita:none" in labels:
             out.append(Check(TIMER, "partita:none", laggard, NONE_FLOOR, "timer >= 95% of none", min_launches))
+        if NONE_TWIN in labels and "partita:none" in labels:
+            out.append(Check(NONE_TWIN, "partita:none", laggard, NONE_FLOOR,
+                             "control: none@mpi >= 95% of none (one policy twice)", min_launches))
         if ADAPTIVE in labels:
             out.append(Check(ADAPTIVE, BEST, laggard, ADAPTIVE_FLOOR, "adaptive within 10% of the best", min_launches))
             # adaptive ranks layouts by what the round costs from the laggard's first mark on
@@ -166,7 +184,8 @@ def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]
     """The check over every case and launch that the subject and the other side share."""
     mine = speeds(launches.get(check.subject, []), check.metric)
     if check.against == BEST:
-        others = {lb: speeds(ls, check.metric) for lb, ls in launches.items() if lb.startswith("partita:")}
+        others = {lb: speeds(ls, check.metric) for lb, ls in launches.items()
+                  if lb.startswith("partita:") and lb not in TWINS}
     else:
         others = {check.against: speeds(launches.get(check.against, []), check.metric)}
     cases: dict[tuple, CaseResult] = {}

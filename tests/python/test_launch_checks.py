@@ -314,6 +314,29 @@ def test_side_by_side_laggard_also_judges_adaptive_by_t_late(tmp_path):
     assert {r.check.what for r in lc.group_checks(g)} == {"adaptive within 10% of the best"}
 
 
+def test_a_policy_twice_is_the_control_and_never_the_launchs_best(tmp_path):
+    # model@mpi sends what model sends: its check against model (the timer's floor) counts the
+    # cases that the floor's noise alone makes "lose". Here it is 0.9x model's speed at 1 KiB in 1
+    # (a loss) and 2x at 1 MiB in 8, where adaptive (model's time) must still be judged against
+    # model, not against the faster twin.
+    model = flat(10.0)
+    twin = flat(10.0) | {(1024, 1): 10.0 / 0.9, (1 << 20, 8): 5.0}
+    res = side_by_side_result({"model": model, "model@mpi": twin, "timer": flat(10.0), "adaptive": flat(10.0)})
+    folder = write_launches(tmp_path / "q", "policies", {"native": [res] * 5})
+    control = only_check(folder, "control: model@mpi >= model (one policy twice)")
+    assert control.check.floor == lc.MODEL_FLOOR and control.check.metric == "t_part_us"
+    assert [c.key for c in control.cases if control.status(c) == "LOSES"] == [(1024, 1)]
+    a = only_check(folder, "adaptive within 10% of the best")
+    assert all(best != lc.MODEL_TWIN for c in a.cases for _, best in c.best_of)
+    assert all(a.status(c) == "holds" for c in a.cases)
+    none = flat(100.0)
+    lag = side_by_side_result({"none": none, "none@mpi": none | {(1024, 8): 200.0}, "timer": none}, laggard_us=100)
+    folder = write_launches(tmp_path / "l", "laggard", {"native": [lag] * 5})
+    control = only_check(folder, "control: none@mpi >= 95% of none (one policy twice)")
+    assert control.check.floor == lc.NONE_FLOOR and control.check.metric == "t_last_us"
+    assert [c.key for c in control.cases if control.status(c) == "LOSES"] == [(1024, 8)]
+
+
 def test_a_real_side_by_side_run_gives_its_checks(build, tmp_path):
     p = run_suite_file(build, tmp_path, "sbs",
                        '[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
