@@ -20,6 +20,11 @@
  *     The timer on a size the model cuts: the cut and one message per
  *     partition as candidates, one layout where that does not apply. (With
  *     PARTITA_POLICY=timer, agree and fake run the timer's two layouts.)
+ *   adapt perpart
+ *     One message per partition as an adaptive candidate beyond the model's
+ *     eager burst (MPICH's built-in parameters: run with no LogGP file):
+ *     128 KiB in 32 partitions (priced within 2x of one message) has it;
+ *     1 KiB in 32 (priced 5.7x) and 512 KiB in 128 (over 64) do not.
  * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
 #include <unistd.h>
 
@@ -61,8 +66,8 @@ static void parse(int argc, char **argv, opts *o)
         }
     }
     if (strcmp(o->what, "agree") && strcmp(o->what, "fake") && strcmp(o->what, "static") &&
-        strcmp(o->what, "timer"))
-        ptest_usage("adapt: first argument: agree, fake, static or timer");
+        strcmp(o->what, "timer") && strcmp(o->what, "perpart"))
+        ptest_usage("adapt: first argument: agree, fake, static, timer or perpart");
     if (o->sparts < 1 || o->rparts < 1 || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->n % o->sparts ||
         o->n % o->rparts)
         ptest_usage("adapt: need partitions >= 1, 1 <= rounds <= 1000, DOUBLES divisible by both partition counts");
@@ -315,6 +320,40 @@ static void timer_layouts(const opts *o, int rank)
     free(buf);
 }
 
+/* Whether the sender's adaptive candidates for `bytes` in `parts` partitions
+ * include one message per partition; rank 1 answers with rank 0's finding. */
+static int has_per_partition(const opts *o, int rank, long bytes, int parts)
+{
+    opts at = *o;
+    at.n = bytes / (long)sizeof(double);
+    double *buf = calloc((size_t)at.n, sizeof *buf);
+    int counts[MAXC], cuts[MAXC], n = layouts_with(&at, rank, buf, MPI_INFO_NULL, parts, counts, cuts), has = 0;
+    for (int k = 0; k < n; k++)
+        has |= counts[k] == parts && !cuts[k];
+    MPI_Bcast(&has, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(buf);
+    return has;
+}
+
+static void per_partition(const opts *o, int rank)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    if (!strstr(lib, "MPICH")) { /* the sizes below are priced with MPICH's built-in parameters */
+        if (rank == 0)
+            printf("adapt perpart: skipped: not MPICH (%.40s)\n", lib);
+        return;
+    }
+    int yes = has_per_partition(o, rank, 128 << 10, 32), tiny = has_per_partition(o, rank, 1 << 10, 32),
+        many = has_per_partition(o, rank, 512 << 10, 128);
+    if (rank == 0) {
+        CHECK(yes, "128 KiB in 32 partitions: no candidate of one message per partition");
+        CHECK(!tiny, "1 KiB in 32 partitions: one message per partition is a candidate");
+        CHECK(!many, "512 KiB in 128 partitions: one message per partition is a candidate");
+    }
+}
+
 /* PARTITA_ADAPT=0 must be set: adaptive plans once, as model does. */
 static void static_plan(const opts *o, int rank)
 {
@@ -380,6 +419,8 @@ int main(int argc, char **argv)
         fake(&o, rank);
     else if (!strcmp(o.what, "timer"))
         timer_layouts(&o, rank);
+    else if (!strcmp(o.what, "perpart"))
+        per_partition(&o, rank);
     else
         static_plan(&o, rank);
     return ptest_finish("adapt");

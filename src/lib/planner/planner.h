@@ -23,7 +23,8 @@ typedef struct pt_layout {
 #define PT_MAX_CANDIDATES_RANKED 8
 /* The adaptive policy's candidates, at most max: first the layout `model`
  * plans, then one plain message, one message per partition (up to the
- * model's eager burst, 16 messages with MPICH's parameters), then the
+ * model's eager burst, 16 messages with MPICH's parameters, and up to 64
+ * where the model prices it within 2x of its best layout), then the
  * model's next best layouts (each
  * fitted to MPI's counts as pt_plan_transport does), no layout twice. Only
  * the first when s->adapt is 0. Returns how many. */
