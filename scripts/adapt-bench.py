@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> list[dict]:
     with open(args.out, "w") as out:
         for launch in range(args.launches):
             cmd = launch_command(build, "partita-adapt-bench", ["-l", str(launch), *args.bench_args], 2, {})
-            p = run_in_group(cmd, child_env({}), args.timeout)
-            if p is None:
+            p, timed_out = run_in_group(cmd, child_env({}), args.timeout)
+            if timed_out:
                 sys.exit(f"adapt-bench: launch {launch} did not finish in {args.timeout:g} s (--timeout)")
             if p.returncode != 0:
                 sys.exit(f"adapt-bench: launch {launch} failed ({p.returncode}): {p.stderr.strip()[-500:]}")

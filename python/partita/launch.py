@@ -213,19 +213,21 @@ class RunOutcome:
     result: dict | None
 
 
-def run_in_group(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
-    """Run cmd in a process group of its own and return what it printed; None when it outlasts
-    the timeout, after killing the whole group: the launcher and every rank it started on this
-    host (killing only the launcher can leave ranks running, spinning on a core)."""
+def run_in_group(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess, bool]:
+    """Run cmd in a process group of its own: what it printed and whether it outlasted the timeout.
+    Then the whole group is killed, the launcher and every rank it started on this host (killing
+    only the launcher can leave ranks running, spinning on a core), and what it printed until
+    then is kept (the last lines before a hang say where it hung)."""
+    timed_out = False
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                           stdin=subprocess.DEVNULL, start_new_session=True) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return None
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+            out, err = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), timed_out
 
 
 def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, impl: str = "native",
@@ -242,11 +244,11 @@ def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, im
     full_args = [*args, "--format", "json", "--output", str(json_out)]
     cmd = launch_command(build, program, full_args, np, extra, launcher)
     try:
-        p = run_in_group(cmd, child_env(extra), timeout)
-        if p is None:
-            rc, out, err = -1, "", f"[partita] timed out after {timeout:g} s (the launch and its ranks were killed)"
-        else:
-            rc, out, err = p.returncode, p.stdout, p.stderr
+        p, timed_out = run_in_group(cmd, child_env(extra), timeout)
+        rc, out, err = p.returncode, p.stdout or "", p.stderr or ""
+        if timed_out:
+            rc = -1
+            err += f"\n[partita] timed out after {timeout:g} s (the launch and its ranks were killed)"
     except OSError as e:  # the launcher itself cannot be started
         rc, out, err = 127, "", f"[partita] cannot start {cmd[0]}: {e.strerror or e}"
     result = None

@@ -132,10 +132,11 @@ def test_a_timed_out_launch_takes_its_ranks_with_it(build, tmp_path):
     only: a rank it had started (here a stand-in, `sleep`) kept running, spinning on a core."""
     pidfile = tmp_path / "rank.pid"
     launcher = tmp_path / "launcher.sh"
-    launcher.write_text(f"#!/bin/bash\nsleep 300 &\necho $! > {pidfile}\nwait\n")
+    launcher.write_text(f"#!/bin/bash\necho started >&2\nsleep 300 &\necho $! > {pidfile}\nwait\n")
     launcher.chmod(0o755)
     o = run_program(build, "partita-p2p", ["-m", "1K:1K"], timeout=2, launcher=str(launcher))
     assert o.returncode == -1 and "timed out after 2 s" in o.stderr
+    assert o.stderr.startswith("started"), "what the launch printed before the timeout is kept"
     pid = int(pidfile.read_text())
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
