@@ -203,8 +203,8 @@ static int per_partition_candidate(int partitions) { return partitions <= ptm_ma
  * eager messages in a row run fast depends on the launch's mode of MPICH's
  * eager path, which only measuring tells. 128 KiB in 32 and 256 KiB in 64
  * partitions are priced at 0.59 and 0.63 of one message; one message per
- * partition was the launch's best in 4 of 5 launches of a `library` suite
- * run, and with it as a candidate adaptive/bulk went from 1.01 to 0.77 and
+ * partition was the launch's best in 4 and 3 of 5 launches of a `library`
+ * suite run, and with it as a candidate adaptive/bulk went from 1.01 to 0.77 and
  * 0.85 (8 launches of each build; docs/library.md). */
 #define PT_PER_PARTITION_MAX 64
 #define PT_PER_PARTITION_WITHIN 2.0
