@@ -26,7 +26,9 @@ summarises, per (size, partitions):
   `bulk` sends (their plans, which the saved file keeps as rows of their own,
   are alike but for the policy's name), how often `model` was "worse than
   bulk" in the median, and its ratio to bulk in the same launch: what two
-  identical layouts get from the machine's noise, next to adaptive's count there.
+  identical layouts get from the machine's noise, next to adaptive's count there;
+  and how often `model`'s launch spread was wider than `bulk`'s there, the same
+  yardstick for the spread count.
 
 Run it under the machine's benchmark lock, e.g.
   flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
@@ -203,12 +205,15 @@ def print_control(cases: dict, plans: dict) -> None:
         print("control: no case where model planned what bulk sends (plans not in the results: older file?)")
         return
     worse = {"model": 0, "adaptive": 0}
+    wider = {"model": 0, "adaptive": 0}  # launch spread wider than bulk's
     ratios = []
     for c in same:
         impls = cases[c]
         for who in worse:
             if who in impls and statistics.median(impls[who].values()) > statistics.median(impls["bulk"].values()):
                 worse[who] += 1
+            if who in impls and spread(list(impls[who].values())) > spread(list(impls["bulk"].values())):
+                wider[who] += 1
         r = in_launch_ratios(impls["model"], impls["bulk"])
         if r:
             ratios.append(statistics.median(r))
@@ -217,6 +222,8 @@ def print_control(cases: dict, plans: dict) -> None:
     print(f"control: in the {len(same)} cases where model planned what bulk sends, model was worse than bulk in "
           f"the median in {worse['model']}/{len(same)}{spread_text} (two identical layouts); adaptive in "
           f"{worse['adaptive']}/{len(same)}")
+    print(f"control: in those {len(same)} cases model's launch spread was wider than bulk's in "
+          f"{wider['model']}/{len(same)} (two identical layouts); adaptive's in {wider['adaptive']}/{len(same)}")
 
 
 def main() -> int:
