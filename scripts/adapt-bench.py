@@ -127,6 +127,16 @@ def spread(v: list[float]) -> float:
     return max(v) / min(v) if min(v) > 0 else float("inf")
 
 
+def worse_in_median(mine, ref) -> bool:
+    """Slower than ref in the median over launches (values: launch medians)."""
+    return statistics.median(mine) > statistics.median(ref)
+
+
+def wider_spread(mine, ref) -> bool:
+    """A launch spread wider than ref's."""
+    return spread(list(mine)) > spread(list(ref))
+
+
 def summarise(rows: list[dict]) -> int:
     cases: dict[tuple[int, int], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     plans: dict[tuple[int, int, str], dict[int, str]] = defaultdict(dict)
@@ -161,7 +171,7 @@ def summarise(rows: list[dict]) -> int:
         ad = [impls["adaptive"][L] for L in launches]
         flags = []
         for ref in worse:
-            if ref in impls and statistics.median(ad) > statistics.median(impls[ref].values()):
+            if ref in impls and worse_in_median(ad, impls[ref].values()):
                 flags.append(f"worse than {ref}")
                 worse[ref] += 1
         in_launch = []
@@ -172,7 +182,7 @@ def summarise(rows: list[dict]) -> int:
                 every[ref] += 1
                 flags.append(f"slower than {ref} in every launch")
         for ref in wider:
-            if ref in impls and spread(ad) > spread(list(impls[ref].values())):
+            if ref in impls and wider_spread(ad, impls[ref].values()):
                 wider[ref] += 1
                 flags.append(f"spread {spread(ad):.2f} > {ref}'s {spread(list(impls[ref].values())):.2f}")
                 if max(ad) > max(impls[ref].values()):
@@ -210,9 +220,9 @@ def print_control(cases: dict, plans: dict) -> None:
     for c in same:
         impls = cases[c]
         for who in worse:
-            if who in impls and statistics.median(impls[who].values()) > statistics.median(impls["bulk"].values()):
+            if who in impls and worse_in_median(impls[who].values(), impls["bulk"].values()):
                 worse[who] += 1
-            if who in impls and spread(list(impls[who].values())) > spread(list(impls["bulk"].values())):
+            if who in impls and wider_spread(impls[who].values(), impls["bulk"].values()):
                 wider[who] += 1
         r = in_launch_ratios(impls["model"], impls["bulk"])
         if r:
