@@ -464,6 +464,9 @@ int Partita_Pready_list(int length, const int array_of_partitions[], MPI_Request
         return rc;
     if (length < 0)
         return pt_fail(req->comm, PT_E_LENGTH, call, "length = %d, must be >= 0", length);
+    if (length > 0 && !array_of_partitions)
+        return pt_fail(req->comm, PT_E_NULL_ARG, call, "array_of_partitions is NULL with length = %d; nothing was marked",
+                       length);
     pt_err kind = PT_E_PARTITION_RANGE;
     int earlier = -1;
     int bad = list_bad_entry(req, length, array_of_partitions, &kind, &earlier);

@@ -31,6 +31,8 @@ static void pause_between_sweeps(unsigned sweep)
 int Partita_Wait(MPI_Request *request, MPI_Status *status)
 {
     pt_enter("MPI_Wait");
+    if (!request)
+        return pt_fail_null("MPI_Wait", "request");
     pt_request *req = pt_lookup(*request);
     if (req)
         return pt_request_wait(req, status);
@@ -51,6 +53,8 @@ int Partita_Wait(MPI_Request *request, MPI_Status *status)
 int Partita_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     pt_enter("MPI_Test");
+    if (!request || !flag)
+        return pt_fail_null("MPI_Test", request ? "flag" : "request");
     pt_request *req = pt_lookup(*request);
     if (req)
         return pt_request_test(req, flag, status);
@@ -104,6 +108,9 @@ static void natives_free(natives *nv)
 int Partita_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     pt_enter("MPI_Waitall");
+    int bad = pt_check_array("MPI_Waitall", count, reqs);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(count, reqs) && !pt_background_pending())
         return PMPI_Waitall(count, reqs, statuses);
     unsigned char local[64];
@@ -145,6 +152,9 @@ int Partita_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 int Partita_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     pt_enter("MPI_Testall");
+    int bad = pt_check_array("MPI_Testall", count, reqs);
+    if (bad != MPI_SUCCESS || !flag)
+        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Testall", "flag");
     if (!any_ours(count, reqs))
         return PMPI_Testall(count, reqs, flag, statuses);
     /* All or nothing: look at ours without completing them first. */
@@ -226,6 +236,9 @@ static int testany_sweep(int count, MPI_Request reqs[], int *index, int *flag, M
 int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     pt_enter("MPI_Testany");
+    int bad = pt_check_array("MPI_Testany", count, reqs);
+    if (bad != MPI_SUCCESS || !index || !flag)
+        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Testany", index ? "flag" : "index");
     if (!any_ours(count, reqs))
         return PMPI_Testany(count, reqs, index, flag, status);
     return testany_sweep(count, reqs, index, flag, status);
@@ -234,6 +247,9 @@ int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_St
 int Partita_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     pt_enter("MPI_Waitany");
+    int bad = pt_check_array("MPI_Waitany", count, reqs);
+    if (bad != MPI_SUCCESS || !index)
+        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Waitany", "index");
     if (!any_ours(count, reqs) && !pt_background_pending())
         return PMPI_Waitany(count, reqs, index, status);
     for (unsigned sweep = 0;; sweep++) {
@@ -293,9 +309,22 @@ static int testsome_sweep(int incount, MPI_Request reqs[], int *outcount, int in
     return err;
 }
 
+/* Testsome and Waitsome write outcount, and indices when incount > 0. */
+static int check_some(const char *call, int incount, const MPI_Request reqs[], const int *outcount,
+                      const int indices[])
+{
+    int bad = pt_check_array(call, incount, reqs);
+    if (bad == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
+        bad = pt_fail_null(call, outcount ? "array_of_indices" : "outcount");
+    return bad;
+}
+
 int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     pt_enter("MPI_Testsome");
+    int bad = check_some("MPI_Testsome", incount, reqs, outcount, indices);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(incount, reqs))
         return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     return testsome_sweep(incount, reqs, outcount, indices, statuses);
@@ -304,6 +333,9 @@ int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices
 int Partita_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     pt_enter("MPI_Waitsome");
+    int bad = check_some("MPI_Waitsome", incount, reqs, outcount, indices);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(incount, reqs) && !pt_background_pending())
         return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
     for (unsigned sweep = 0;; sweep++) {
@@ -318,6 +350,8 @@ int Partita_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices
 int Partita_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     pt_enter("MPI_Request_get_status");
+    if (!flag)
+        return pt_fail_null("MPI_Request_get_status", "flag");
     pt_request *req = pt_lookup(request);
     if (req)
         return pt_request_peek(req, flag, status);
@@ -331,6 +365,9 @@ int Partita_Request_get_status(MPI_Request request, int *flag, MPI_Status *statu
 int Partita_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     pt_enter("MPI_Request_get_status_all");
+    int bad = pt_check_array("MPI_Request_get_status_all", count, reqs);
+    if (bad != MPI_SUCCESS || !flag)
+        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Request_get_status_all", "flag");
     *flag = 1;
     for (int i = 0; i < count; i++) {
         int f = 0;
@@ -355,6 +392,9 @@ int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *ind
                                    MPI_Status *status)
 {
     pt_enter("MPI_Request_get_status_any");
+    int bad = pt_check_array("MPI_Request_get_status_any", count, reqs);
+    if (bad != MPI_SUCCESS || !index || !flag)
+        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Request_get_status_any", index ? "flag" : "index");
     *index = MPI_UNDEFINED;
     *flag = 0;
     int active = 0;
@@ -383,6 +423,9 @@ int Partita_Request_get_status_some(int incount, const MPI_Request reqs[], int *
                                     MPI_Status statuses[])
 {
     pt_enter("MPI_Request_get_status_some");
+    int bad = check_some("MPI_Request_get_status_some", incount, reqs, outcount, indices);
+    if (bad != MPI_SUCCESS)
+        return bad;
     int out = 0, active = 0;
     for (int i = 0; i < incount; i++) {
         if (!status_candidate(reqs[i]))

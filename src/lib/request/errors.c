@@ -18,7 +18,7 @@ static const struct {
     const char *text;
 } kinds[PT_E_COUNT_KINDS] = {
     [PT_E_PARTITIONS] = { MPI_ERR_ARG, "partita: the number of partitions must be at least 1" },
-    [PT_E_COUNT] = { MPI_ERR_COUNT, "partita: the count per partition must not be negative" },
+    [PT_E_COUNT] = { MPI_ERR_COUNT, "partita: negative count" },
     [PT_E_DATATYPE] = { MPI_ERR_TYPE, "partita: invalid or uncommitted datatype" },
     [PT_E_COMM] = { MPI_ERR_COMM, "partita: invalid communicator" },
     [PT_E_COMM_UNKNOWN] = { MPI_ERR_COMM, "partita: communicator unknown to partita" },
@@ -27,9 +27,11 @@ static const struct {
     [PT_E_TAG] = { MPI_ERR_TAG, "partita: tag out of range" },
     [PT_E_ANY_TAG] = { MPI_ERR_TAG, "partita: MPI_ANY_TAG is not allowed in partitioned communication" },
     [PT_E_INFO] = { MPI_ERR_INFO_VALUE, "partita: invalid partita_* info value" },
+    [PT_E_INFO_HANDLE] = { MPI_ERR_INFO, "partita: invalid MPI_Info handle" },
     [PT_E_BUFFER] = { MPI_ERR_BUFFER, "partita: NULL buffer with a nonzero count" },
     [PT_E_PARTITION_RANGE] = { MPI_ERR_ARG, "partita: partition index outside [0, partitions)" },
     [PT_E_LENGTH] = { MPI_ERR_ARG, "partita: negative list length" },
+    [PT_E_NULL_ARG] = { MPI_ERR_ARG, "partita: a NULL pointer argument" },
     [PT_E_PREADY_TWICE] = { MPI_ERR_ARG, "partita: partition already marked ready in this round" },
     [PT_E_PREADY_INACTIVE] = { MPI_ERR_REQUEST, "partita: MPI_Pready on an inactive request (not started)" },
     [PT_E_PREADY_RECV] = { MPI_ERR_REQUEST, "partita: MPI_Pready on a partitioned receive request" },
@@ -100,6 +102,20 @@ int pt_fail(MPI_Comm comm, pt_err kind, const char *call, const char *fmt, ...)
     set_text(code, registered && code != kinds[kind].cls, text);
     pthread_mutex_unlock(&lock);
     return call_handler(comm, code);
+}
+
+int pt_fail_null(const char *call, const char *name)
+{
+    return pt_fail(MPI_COMM_SELF, PT_E_NULL_ARG, call, "%s is NULL", name);
+}
+
+int pt_check_array(const char *call, int count, const MPI_Request reqs[])
+{
+    if (count < 0)
+        return pt_fail(MPI_COMM_SELF, PT_E_COUNT, call, "count = %d, must be >= 0", count);
+    if (count > 0 && !reqs)
+        return pt_fail(MPI_COMM_SELF, PT_E_NULL_ARG, call, "array_of_requests is NULL with count = %d", count);
+    return MPI_SUCCESS;
 }
 
 int pt_mpi_code(int code, const char *call, const char *internal)

@@ -17,9 +17,11 @@ typedef enum {
     PT_E_TAG,              /* tag out of range */
     PT_E_ANY_TAG,          /* MPI_ANY_TAG */
     PT_E_INFO,             /* bad partita_* info value */
+    PT_E_INFO_HANDLE,      /* info is not an MPI_Info */
     PT_E_BUFFER,           /* NULL buffer with data to move */
     PT_E_PARTITION_RANGE,  /* partition index outside [0, partitions) */
     PT_E_LENGTH,           /* negative Pready_list length */
+    PT_E_NULL_ARG,         /* a NULL pointer where the call writes or reads a value */
     PT_E_PREADY_TWICE,     /* partition already marked ready this round */
     PT_E_PREADY_INACTIVE,  /* Pready before Start or after completion */
     PT_E_PREADY_RECV,      /* Pready on a receive request */
@@ -56,6 +58,14 @@ int pt_fail_mpi(MPI_Comm comm, int code, const char *call, const char *internal)
 /* An error code of code's class whose string names call and internal,
  * without calling an error handler (for statuses and deferred reports). */
 int pt_mpi_code(int code, const char *call, const char *internal);
+
+/* Arguments of the request calls (Start*, Wait*, Test*, Request_*, Cancel),
+ * which have no communicator: a NULL pointer where the call reads or writes
+ * (`name` is the argument) is MPI_ERR_ARG, a negative count MPI_ERR_COUNT,
+ * through MPI_COMM_SELF's handler and never a crash. pt_check_array checks a
+ * request array and its count; each returns MPI_SUCCESS or the error code. */
+int pt_fail_null(const char *call, const char *name);
+int pt_check_array(const char *call, int count, const MPI_Request reqs[]);
 
 /* The public MPI call this thread is in, for errors found deep inside it
  * (set by the entry points; the hot MPI_Pready passes its name directly). */

@@ -224,6 +224,11 @@ static inline void count_true(pt_request *req)
 
 int Partita_Parrived(MPI_Request request, int partition, int *flag)
 {
+    if (!flag) {
+        pt_request *req = pt_lookup(request);
+        return pt_fail(req ? req->comm : MPI_COMM_SELF, PT_E_NULL_ARG, "MPI_Parrived",
+                       "flag is NULL (partition %d): there is nowhere to put the answer", partition);
+    }
     if (request == MPI_REQUEST_NULL) {
         *flag = 1;
         return MPI_SUCCESS;

@@ -66,6 +66,25 @@ static int check_args(const char *call, int partitions, MPI_Count count, MPI_Dat
     return MPI_SUCCESS;
 }
 
+/* MPI has no query for "committed". A send init of one element to
+ * MPI_PROC_NULL, never started, makes the MPI library check the type (MPICH
+ * and Open MPI answer MPI_ERR_TYPE for an uncommitted one), on the private
+ * twin, whose errors return. A predefined type is always committed. */
+static int type_committed(MPI_Datatype type, MPI_Comm shadow)
+{
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED)
+        return 1;
+    static const char byte;
+    MPI_Request probe;
+    int rc = PMPI_Send_init(&byte, 1, type, MPI_PROC_NULL, 0, shadow, &probe), cls = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        PMPI_Request_free(&probe);
+    else
+        PMPI_Error_class(rc, &cls);
+    return cls != MPI_ERR_TYPE;
+}
+
 /* Facts about the datatype the data path needs. */
 static void describe_type(pt_request *req)
 {
@@ -114,6 +133,8 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
                        "partita is not initialised (call Partita_Init_hook after MPI_Init)");
     if (comm == MPI_COMM_NULL)
         return pt_fail(MPI_COMM_SELF, PT_E_COMM, call, "the communicator is MPI_COMM_NULL");
+    if (!request)
+        return pt_fail(comm, PT_E_NULL_ARG, call, "request is NULL: there is nowhere to put the new request");
     int rc = check_args(call, partitions, count, type, peer, tag, comm);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -124,8 +145,11 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
                        "such as MPI_Comm_idup, or Partita_Comm_attach was not called)");
     pt_settings settings;
     char why[256];
-    if (pt_settings_from_info(info, &settings, why, sizeof why) != 0)
-        return pt_fail(comm, PT_E_INFO, call, "%s", why);
+    int bad_info = pt_settings_from_info(info, &settings, why, sizeof why);
+    if (bad_info)
+        return pt_fail(comm, bad_info == -2 ? PT_E_INFO_HANDLE : PT_E_INFO, call, "%s", why);
+    if (!type_committed(type, shadow))
+        return pt_fail(comm, PT_E_DATATYPE, call, "the datatype is not committed (call MPI_Type_commit first)");
     int peer_world = MPI_PROC_NULL;
     if (peer != MPI_PROC_NULL && (peer_world = pt_world_rank(comm, peer)) == MPI_UNDEFINED)
         return pt_fail(comm, PT_E_COMM_UNKNOWN, call, "rank %d of the communicator is outside MPI_COMM_WORLD", peer);
@@ -320,6 +344,8 @@ int pt_request_wait(pt_request *req, MPI_Status *status)
 int Partita_Start(MPI_Request *request)
 {
     pt_enter("MPI_Start");
+    if (!request)
+        return pt_fail_null("MPI_Start", "request");
     pt_request *req = pt_lookup(*request);
     return req ? pt_request_start(req) : PMPI_Start(request);
 }
@@ -327,6 +353,9 @@ int Partita_Start(MPI_Request *request)
 int Partita_Startall(int count, MPI_Request array_of_requests[])
 {
     pt_enter("MPI_Startall");
+    int bad = pt_check_array("MPI_Startall", count, array_of_requests);
+    if (bad != MPI_SUCCESS)
+        return bad;
     for (int i = 0; i < count; i++) {
         pt_request *req = pt_lookup(array_of_requests[i]);
         int rc = req ? pt_request_start(req) : PMPI_Start(&array_of_requests[i]);
@@ -338,6 +367,8 @@ int Partita_Startall(int count, MPI_Request array_of_requests[])
 
 int pt_request_free(MPI_Request *handle)
 {
+    if (!handle)
+        return pt_fail_null("MPI_Request_free", "request");
     pt_request *req = pt_lookup(*handle);
     if (!req)
         return PMPI_Request_free(handle);
@@ -355,6 +386,8 @@ int Partita_Request_free(MPI_Request *request) { return pt_request_free(request)
 
 int Partita_Cancel(MPI_Request *request)
 {
+    if (!request)
+        return pt_fail_null("MPI_Cancel", "request");
     pt_request *req = pt_lookup(*request);
     if (!req)
         return PMPI_Cancel(request);

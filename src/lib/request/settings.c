@@ -158,6 +158,11 @@ int pt_settings_from_info(MPI_Info info, pt_settings *out, char *err, size_t err
     *out = global;
     if (info == MPI_INFO_NULL)
         return 0;
+    int nkeys = 0;
+    if (PMPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS) {
+        snprintf(err, errlen, "info is not a valid MPI_Info handle (MPI_INFO_NULL, or one from MPI_Info_create)");
+        return -2;
+    }
     for (size_t k = 0; k < NKEYS; k++) {
         char key[64], value[256], what[400];
         int flag = 0, len = 0;

@@ -45,7 +45,8 @@ int pt_settings_load_env(char *err, size_t errlen);
 /* The environment's settings (pt_settings_load_env must have succeeded). */
 const pt_settings *pt_settings_global(void);
 /* The global settings overridden by the partita_* keys of info (may be
- * MPI_INFO_NULL). Returns 0, or -1 with a one-line message in err. */
+ * MPI_INFO_NULL). Returns 0, or -1 with a one-line message in err (-2 when
+ * info is not a valid MPI_Info handle). */
 int pt_settings_from_info(MPI_Info info, pt_settings *out, char *err, size_t errlen);
 
 #endif
