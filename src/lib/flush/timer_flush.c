@@ -180,8 +180,9 @@ static void flush_group(pt_request *req, int g, int marked)
     int expected = PT_GROUP_OPEN;
     int left = s->bound[g + 1] - s->bound[g] - marked;
     int next = left <= PT_LATE_MAX ? PT_GROUP_SPLIT : PT_GROUP_RUNS;
-    if (atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) == PT_GROUP_OPEN)
-        note_split(s);
+    /* Before the state leaves OPEN. A group no longer OPEN was split this round (any_split is
+     * set already) or went whole in a race with this check (the exchange below fails). */
+    note_split(s);
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, next)) {
         if (next == PT_GROUP_SPLIT)
             pt_timer_group_closed(req); /* each later partition goes at its mark */
