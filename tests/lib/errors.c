@@ -98,6 +98,20 @@ static void null_arguments(MPI_Comm c)
     OK(MPI_Request_free(&both[1]));
 }
 
+/* Sizes no buffer can hold: partitions x count x type size past the address
+ * space is MPI_ERR_COUNT at init. 2^30 partitions of 2^40 bytes wrapped to a
+ * request of 0 bytes, whose planning divided by zero (SIGFPE). */
+static void impossible_sizes(MPI_Comm c)
+{
+    static char buf[64];
+    MPI_Request bad;
+    expect_says(MPI_Psend_init(buf, 1 << 30, (MPI_Count)1 << 40, MPI_BYTE, 0, 3, c, MPI_INFO_NULL, &bad),
+                MPI_ERR_COUNT, "2^30 partitions of 2^40 bytes", "MPI_Psend_init", "1073741824 x 1099511627776",
+                "more than a buffer can hold", NULL);
+    expect_says(MPI_Precv_init(buf, 2, (MPI_Count)1 << 62, MPI_INT, 0, 3, c, MPI_INFO_NULL, &bad), MPI_ERR_COUNT,
+                "2 partitions of 2^62 ints", "MPI_Precv_init", "of 4 bytes", NULL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -235,5 +249,6 @@ int main(int argc, char **argv)
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));
     null_arguments(c);
+    impossible_sizes(c);
     return ptest_finish("errors");
 }

@@ -77,7 +77,8 @@ int pt_flush_init(pt_request *req)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
     memset(s->groups, 0, (size_t)N * sizeof *s->groups);
     if (build_chunks(req) != 0)
-        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
+        return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the marking state of %d partitions",
+                       P);
     /* The timer only matters when some group holds more than one partition,
      * and only when splitting it can pay (planner.h) or a progress thread can
      * split it while the application computes; otherwise the request runs as

@@ -1,6 +1,7 @@
 /* Partitioned request lifecycle: init (argument checks, datatype facts, the
  * handle), Start, completion, free, cancel. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,25 @@ static int check_args(const char *call, int partitions, MPI_Count count, MPI_Dat
     if (peer != MPI_PROC_NULL && (peer < 0 || peer >= size))
         return pt_fail(comm, PT_E_RANK, call, "rank %d is outside [0, %d) of the %scommunicator", peer, size,
                        inter ? "remote group of the inter" : "");
+    return MPI_SUCCESS;
+}
+
+/* The request's bytes, and the span of memory its buffer covers, must each
+ * fit in the address space: partitions x count x type size wrapping past
+ * SIZE_MAX made a request of no bytes, whose planning divided by zero. */
+static int check_total(const char *call, MPI_Comm comm, int partitions, MPI_Count count, MPI_Count type_size,
+                       MPI_Aint true_extent)
+{
+    unsigned long long elements, bytes, span;
+    unsigned long long extent = true_extent < 0 ? 0 - (unsigned long long)true_extent : (unsigned long long)true_extent;
+    if (__builtin_mul_overflow((unsigned long long)partitions, (unsigned long long)count, &elements) ||
+        __builtin_mul_overflow(elements, (unsigned long long)type_size, &bytes) ||
+        __builtin_mul_overflow(elements, extent, &span) || bytes > PTRDIFF_MAX || span > PTRDIFF_MAX)
+        return pt_fail(comm, PT_E_COUNT, call,
+                       "partitions x count = %d x %lld elements of %lld bytes (extent %lld) is more than a buffer "
+                       "can hold (%lld bytes at most)",
+                       partitions, (long long)count, (long long)type_size, (long long)true_extent,
+                       (long long)PTRDIFF_MAX);
     return MPI_SUCCESS;
 }
 
@@ -162,6 +182,8 @@ static int init_request(int is_send, const void *buf, int partitions, MPI_Count 
     if (buf == NULL && true_lb == 0 && count > 0 && type_size > 0)
         return pt_fail(comm, PT_E_BUFFER, call, "the buffer is NULL with count = %lld per partition",
                        (long long)count);
+    if ((rc = check_total(call, comm, partitions, count, type_size, true_extent)) != MPI_SUCCESS)
+        return rc;
 
     pt_request *req = calloc(1, sizeof *req);
     if (!req)

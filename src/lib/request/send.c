@@ -19,7 +19,9 @@ int pt_send_init(pt_request *req)
     s->round = -1;
     if (req->proc_null) {
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
-        return s->part ? MPI_SUCCESS : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory");
+        return s->part ? MPI_SUCCESS
+                       : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d partitions' states",
+                                 req->partitions);
     }
     req->hs_buf = calloc(PT_HS_LEN, sizeof *req->hs_buf);
     if (!req->hs_buf)
