@@ -5,6 +5,7 @@
  *                     the run must abort with partita's message */
 #include <stdarg.h>
 
+#include "partita/partita.h"
 #include "ptest.h"
 
 #define PARTS 4
@@ -87,6 +88,15 @@ static void null_arguments(MPI_Comm c)
     expect_says(MPI_Pready_list(2, NULL, s), MPI_ERR_ARG, "Pready_list, NULL array", "MPI_Pready_list",
                 "array_of_partitions is NULL", "nothing was marked", NULL);
     OK(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE)); /* no requests, no array: nothing to do */
+    /* partita's own introspection calls */
+    expect_says(Partita_Request_plan(s, NULL, NULL), MPI_ERR_ARG, "Request_plan, NULL count", "Partita_Request_plan",
+                "transport_parts is NULL", NULL);
+    expect_says(Partita_Request_runs(s, NULL), MPI_ERR_ARG, "Request_runs, NULL", "Partita_Request_runs", NULL);
+    expect_says(Partita_Request_transport(s, NULL), MPI_ERR_ARG, "Request_transport, NULL", "name is NULL", NULL);
+    expect_says(Partita_Request_layouts(s, 0, NULL, NULL, NULL, NULL), MPI_ERR_ARG, "Request_layouts, NULL",
+                "Partita_Request_layouts", "ncand is NULL", NULL);
+    expect_says(Partita_Progress_thread_waits(NULL, NULL), MPI_ERR_ARG, "Progress_thread_waits, NULL",
+                "short_count is NULL", NULL);
     (void)index;
     for (int p = 0; p < PARTS; p++)
         sbuf[p] = p;

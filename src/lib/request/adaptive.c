@@ -655,6 +655,8 @@ int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts
     if (!req)
         return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_layouts",
                        "the request is not a partitioned request");
+    if (!ncand || !current)
+        return pt_fail_null("Partita_Request_layouts", ncand ? "current" : "ncand");
     const pt_layout *cand = NULL;
     pt_layout one;
     int n = 1, cur = 0;

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include "partita/partita.h"
+#include "request/errors.h"
 #include "request/runtime.h"
 
 static pthread_t thread;
@@ -117,6 +118,8 @@ static void *loop(void *arg)
 
 int Partita_Progress_thread_waits(long long *short_count, long long *long_count)
 {
+    if (!short_count || !long_count)
+        return pt_fail_null("Partita_Progress_thread_waits", short_count ? "long_count" : "short_count");
     *short_count = atomic_load_explicit(&short_waits, memory_order_relaxed);
     *long_count = atomic_load_explicit(&long_waits, memory_order_relaxed);
     return MPI_SUCCESS;

@@ -121,6 +121,8 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
     if (!req)
         return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_plan",
                        "the request is not a partitioned request");
+    if (!transport_parts)
+        return pt_fail_null("Partita_Request_plan", "transport_parts");
     if (req->is_send) {
         *transport_parts = req->proc_null ? 0 : req->u.s.ntrans;
         if (policy)
@@ -139,6 +141,8 @@ int Partita_Request_transport(MPI_Request request, const char **name)
     if (!req)
         return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_transport",
                        "the request is not a partitioned request");
+    if (!name)
+        return pt_fail_null("Partita_Request_transport", "name");
     *name = req->proc_null ? "none" : req->tp_ops ? req->tp_ops->name : "unknown";
     return MPI_SUCCESS;
 }
@@ -149,6 +153,8 @@ int Partita_Request_runs(MPI_Request request, int *runs)
     if (!req || !req->is_send)
         return pt_fail(req ? req->comm : MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_runs",
                        req ? "the request is a receive request" : "the request is not a partitioned request");
+    if (!runs)
+        return pt_fail_null("Partita_Request_runs", "runs");
     *runs = 0;
     if (req->u.s.split) {
         pthread_mutex_lock(&req->u.s.split_lock);
