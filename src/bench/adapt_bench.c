@@ -42,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <unistd.h>
 
@@ -234,6 +235,8 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     if (optind < argc)
         settle_arguments("unexpected argument (--help lists the options)");
+    if (o->output && !*o->output)
+        settle_arguments("--output: an empty value is not allowed");
     if (format && strcmp(format, "json") && strcmp(format, "lines"))
         settle_arguments("--format must be json or lines");
     if (o->output && !(format && !strcmp(format, "json")))
@@ -252,14 +255,30 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     if (counts.n > MAX_PARTS_LIST)
         settle_arguments("-p: at most 16 partition counts in [1, 65536]");
+    if (pt_int_list_distinct(&counts, why, sizeof why)) { /* the same cases twice, duplicate lines */
+        snprintf(buf, sizeof buf, "-p: %s", why);
+        settle_arguments(buf);
+    }
     for (int i = 0; i < counts.n; i++)
         o->parts[o->nparts++] = counts.v[i];
     snprintf(o->impl_list, sizeof o->impl_list, "%s", impls);
+    /* strtok would skip an empty entry without a word, as -p refuses one */
+    size_t len = strlen(impls);
+    if (len && (impls[0] == ',' || impls[len - 1] == ',' || strstr(impls, ",,"))) {
+        snprintf(buf, sizeof buf, "-I: '%.*s' has an empty entry", 400, impls);
+        settle_arguments(buf);
+    }
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
         if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
             settle_arguments("-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
                       "(libpartita's as POLICY@mpi|fabric|auto too)");
+        for (int k = 0; k < o->nimpls; k++)
+            if (!strcmp(o->impls[k].name, o->impls[o->nimpls].name)) {
+                char twice[96];
+                snprintf(twice, sizeof twice, "-I: '%s' is listed twice", o->impls[k].name);
+                settle_arguments(twice);
+            }
         o->nimpls++;
     }
     if (!o->nparts || !o->nimpls)
@@ -353,10 +372,11 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     int64_t *firsts = malloc((size_t)n * (size_t)total * sizeof *firsts);
     int64_t *resumes = malloc((size_t)n * (size_t)total * sizeof *resumes);
     unsigned char *seen = malloc((size_t)parts);
-    if (!stamps || !peer || !firsts || !resumes || !seen) {
-        fprintf(stderr, "partita-adapt-bench: error (rank %d): out of memory for the round stamps\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
+    double *t_late = malloc((size_t)o->rounds * sizeof *t_late);
+    /* every rank learns of a rank that is short of memory: none waits for it */
+    pt_check_all(&ctx, !stamps || !peer || !firsts || !resumes || !seen || !t_part || !t_last || !t_late,
+                 "out of memory for the round stamps");
     MPI_Count count = (MPI_Count)(bytes / (size_t)parts);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
@@ -412,8 +432,6 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         MPI_Send(stamps, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
     else
         MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
-    double *t_late = malloc((size_t)o->rounds * sizeof *t_late);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
         char why[1024] = ""; /* the timer's reasons run to about 600 bytes */
@@ -454,12 +472,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     ctx.rank = rank, ctx.size = size;
-    if (size != 2)
-        pt_fail(&ctx, "needs exactly 2 ranks");
     opts o;
     parse_argc = argc, parse_argv = argv;
-    parse(argc, argv, rank, &o);
+    parse(argc, argv, rank, &o); /* --help first, on any number of ranks */
     settle_arguments(NULL);
+    if (size != 2)
+        pt_fail(&ctx, "needs exactly 2 ranks");
     int init_failed = Partita_Init_hook() != MPI_SUCCESS;
     pt_check_all(&ctx, init_failed, init_failed ? Partita_Init_error() : "");
     /* the output file is opened before anything runs: an unwritable path fails at once */
@@ -469,7 +487,7 @@ int main(int argc, char **argv)
                            : 0;
     MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (opened != 0)
-        pt_fail(&ctx, "cannot write --output %s", o.output);
+        pt_fail(&ctx, "cannot write --output '%s'", o.output);
     char *buf = malloc(o.max);
     char why[96];
     snprintf(why, sizeof why, "out of memory for the %zu-byte buffer (-m)", o.max);
@@ -483,11 +501,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "# skipped: %zu bytes in %d partitions: not a multiple of the partition count\n",
                         bytes, o.parts[i]);
     free(buf);
-    if (rank == 0 && ab_output_close(&out) != 0) {
-        fprintf(stderr, "partita-adapt-bench: error: writing %s failed\n", o.output);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    /* a full disk shows when the file is closed: every rank ends with status 2, not MPI_Abort */
+    int write_failed = rank == 0 && ab_output_close(&out) != 0;
+    char write_msg[512] = "";
+    if (write_failed)
+        snprintf(write_msg, sizeof write_msg, "writing the output file '%s' failed: %s", o.output, strerror(errno));
     Partita_Finalize_hook();
+    pt_check_all(&ctx, write_failed, write_msg);
     MPI_Finalize();
     return 0;
 }

@@ -91,6 +91,9 @@ static int parse_omb_sizes(const char *arg, void *dest, char *err, size_t errlen
     return 0;
 }
 
+/* --tail-percentiles: refused without -z, which alone uses it */
+static const pt_option *percentiles_option;
+
 static void configure(pt_cli *cli, lat_config *cfg)
 {
     static const char details[] =
@@ -135,7 +138,8 @@ static void configure(pt_cli *cli, lat_config *cfg)
     pt_add_choice(cli, "buffer-num", 'b', &cfg->buffers, "single|multiple",
                   "OMB's buffer option; a latency test has one request pair, so both run the same exchange", buffer_names);
     pt_add_flag(cli, "tail-lat", 'z', &cfg->tail, "add tail-latency columns of Pure Comm. (--tail-percentiles)");
-    pt_add_int_list(cli, "tail-percentiles", 0, &cfg->percentiles, "P[,P...]", "percentiles of -z (at most 5)", 1, 99);
+    percentiles_option = pt_add_int_list(cli, "tail-percentiles", 0, &cfg->percentiles, "P[,P...]",
+                                         "percentiles of -z (at most 5; needs -z)", 1, 99);
     pt_add_int(cli, "test-calls", 0, &cfg->test_calls, "N",
                "MPI_Test calls spread over each compute phase (OMB's non-blocking -t; its partitioned test makes none)", 0,
                1000000);
@@ -368,6 +372,8 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "-q %d partitions: larger than the largest message (%zu bytes), so every size would have an "
                 "empty partition; use -q at most %zu or a larger -m",
                 cfg.partitions, cfg.max_size, cfg.max_size);
+    if (percentiles_option->given && !cfg.tail)
+        pt_fail(&ctx, "--tail-percentiles applies to the tail-latency columns only: add -z (--tail-lat)");
     if (cfg.percentiles.n > MAX_PERCENTILES)
         pt_fail(&ctx, "--tail-percentiles: at most %d percentiles (got %d)", MAX_PERCENTILES, cfg.percentiles.n);
     /* refused up front, not by the OOM killer halfway through the sizes */

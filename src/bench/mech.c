@@ -97,12 +97,18 @@ static void run_case(pt_ctx *ctx, const mech_config *cfg, const pt_clock_offset 
     int64_t *start = calloc((size_t)nk * (size_t)N, sizeof *start);
     int64_t *end = calloc((size_t)nk * (size_t)N, sizeof *end);
     mech_xfer *x = calloc((size_t)nk, sizeof *x);
-    int ok = buf && start && end && x && mech_schedule_init(&sched, mc->P) == 0;
+    /* the sender's: the receiver's completion stamps and the samples of every metric */
+    int64_t *recv_end = sender ? calloc((size_t)nk * (size_t)N, sizeof *recv_end) : NULL;
+    int ok = buf && start && end && x && (!sender || recv_end) && mech_schedule_init(&sched, mc->P) == 0;
+    for (int k = 0; sender && k < nk; k++)
+        for (int m = 0; m < MECH_NMETRICS; m++)
+            ok &= (res[k].v[m] = calloc((size_t)N, sizeof(double))) != NULL;
     for (int k = 0; ok && k < nk; k++)
         ok = mech_xfer_init(&x[k], res[k].kind, comms[k], sender, sender ? RECEIVER : SENDER, buf, mc->P,
                             mc->part_bytes) == 0;
     char msg[128];
-    snprintf(msg, sizeof msg, "out of memory for %zu bytes in %d partitions", B, mc->P);
+    snprintf(msg, sizeof msg, "out of memory for %zu bytes in %d partitions and the samples of %d iterations", B,
+             mc->P, N);
     pt_check_all(ctx, !ok, msg);
     memset(buf, 0, B);
     int errors[MECH_NKINDS] = {0};
@@ -131,11 +137,8 @@ static void run_case(pt_ctx *ctx, const mech_config *cfg, const pt_clock_offset 
     if (!sender) {
         MPI_Send(end, nk * N, MPI_INT64_T, SENDER, TAG_STAMPS, MPI_COMM_WORLD);
     } else {
-        int64_t *recv_end = calloc((size_t)nk * (size_t)N, sizeof *recv_end);
         MPI_Recv(recv_end, nk * N, MPI_INT64_T, RECEIVER, TAG_STAMPS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int k = 0; k < nk; k++) {
-            for (int m = 0; m < MECH_NMETRICS; m++)
-                res[k].v[m] = calloc((size_t)N, sizeof(double));
             for (int i = 0; i < N; i++) {
                 size_t at = (size_t)k * N + (size_t)i;
                 double t_us = pt_ns_to_us(recv_end[at] - clk->offset_ns - start[at]);
@@ -144,8 +147,8 @@ static void run_case(pt_ctx *ctx, const mech_config *cfg, const pt_clock_offset 
                 res[k].v[2][i] = pt_ns_to_us(end[at] - start[at]);
             }
         }
-        free(recv_end);
     }
+    free(recv_end);
     int all_errors[MECH_NKINDS];
     MPI_Allreduce(errors, all_errors, MECH_NKINDS, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (int k = 0; k < nk; k++)

@@ -67,6 +67,11 @@ static int parse_byte_list(const char *arg, void *dest, char *err, size_t errlen
             snprintf(err, errlen, "a partition holds at least 1 byte (got '%s')", item);
             return -1;
         }
+        for (int i = 0; i < l->n; i++)
+            if (l->v[i] == l->v[l->n]) { /* it would run the same cases twice, with duplicate results */
+                snprintf(err, errlen, "%zu bytes are listed twice", l->v[i]);
+                return -1;
+            }
         l->n++;
         if (p[n] == '\0')
             return 0;

@@ -95,7 +95,8 @@ static void configure(pt_cli *cli, p2p_config *cfg)
         "bytes) alternate with partitioned iterations (each thread computes, then calls MPI_Pready for its\n"
         "partitions, round-robin by default: thread t owns t, t+T, ...; --mapping block gives each thread\n"
         "consecutive partitions; the receiver polls MPI_Parrived). Cases with\n"
-        "m smaller than P or Q bytes, or m not divisible by P and Q, are skipped and listed as skipped.\n"
+        "m smaller than P or Q bytes, or m not divisible by P and Q, are skipped and listed as skipped (a command\n"
+        "line where every case would be skipped is refused).\n"
         "Metrics (per iteration, then median / p05 / p95 / mean / stdev / 95% CI of the median):\n"
         "  overhead      t_part / t_pt2pt (first Pready start to last arrival, over one send's join to arrival)\n"
         "  perceived-bw  m / (last arrival - start of the last Pready), MB/s\n"
@@ -340,7 +341,6 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
     int N = c->iterations;
     /* page-aligned: the copy speed of shared-memory transports depends on it */
     unsigned char *buf = aligned_alloc(4096, (m + 4095) / 4096 * 4096);
-    memset(buf, 0, m);
     int64_t *ready = calloc((size_t)P * (size_t)N, sizeof *ready);
     int64_t *compute_end = calloc((size_t)T * (size_t)N, sizeof *compute_end);
     int64_t *arrival = calloc((size_t)Q * (size_t)N, sizeof *arrival);
@@ -349,12 +349,21 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
     char *arrived = calloc((size_t)Q, 1);
     int *pending_q = calloc((size_t)Q, sizeof *pending_q);
     double *per_thread = calloc((size_t)T, sizeof *per_thread);
+    int do_pready = cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL;
+    /* the sender's: the samples of every metric and the receiver's reference arrivals */
+    int64_t *ref_arrival = ctx->rank == SENDER ? calloc((size_t)N, sizeof *ref_arrival) : NULL;
+    int failed = !buf || !ready || !compute_end || !arrival || !ref || !scratch || !arrived || !pending_q ||
+                 !per_thread || (ctx->rank == SENDER && !ref_arrival);
+    for (int k = 0; k < NCASE_METRICS; k++)
+        failed |= !(out->v[k] = calloc((size_t)N, sizeof(double)));
+    out->pready_ns = do_pready ? calloc((size_t)N, sizeof(double)) : NULL;
+    failed |= do_pready && !out->pready_ns;
+    /* agreed before any rank touches what it may not have got */
     char msg[128];
     snprintf(msg, sizeof msg, "cannot allocate the buffers of %zu bytes in %d/%d partitions", m, P, Q);
-    pt_check_all(ctx, !buf || !ready || !compute_end || !arrival || !ref || !scratch || !arrived || !pending_q ||
-                 !per_thread, msg);
+    pt_check_all(ctx, failed, msg);
+    memset(buf, 0, m);
     int errors = 0;
-    int do_pready = cfg->metric == METRIC_PREADY || cfg->metric == METRIC_ALL;
 
     MPI_Request req;
     if (ctx->rank == SENDER)
@@ -365,9 +374,6 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
     out->bytes = m;
     out->P = P;
     out->Q = Q;
-    for (int k = 0; k < NCASE_METRICS; k++)
-        out->v[k] = calloc((size_t)N, sizeof(double));
-    out->pready_ns = do_pready ? calloc((size_t)N, sizeof(double)) : NULL;
 
     for (long it = 0; it < total; it++) {
         long k = it - c->warmup; /* timed index, negative during warm-up */
@@ -393,7 +399,6 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
         MPI_Send(arrival, Q * N, MPI_INT64_T, SENDER, TAG_STAMPS, MPI_COMM_WORLD);
         MPI_Send(ref, N, MPI_INT64_T, SENDER, TAG_STAMPS, MPI_COMM_WORLD);
     } else {
-        int64_t *ref_arrival = calloc((size_t)N, sizeof *ref_arrival);
         MPI_Recv(arrival, Q * N, MPI_INT64_T, RECEIVER, TAG_STAMPS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Recv(ref_arrival, N, MPI_INT64_T, RECEIVER, TAG_STAMPS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = 0; i < N; i++) {
@@ -411,8 +416,8 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
             for (int k = 0; k < NCASE_METRICS; k++)
                 out->v[k][i] = vals[k];
         }
-        free(ref_arrival);
     }
+    free(ref_arrival);
     MPI_Allreduce(&errors, &out->validation_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     free(buf);
     free(ready);
@@ -550,6 +555,21 @@ int main(int argc, char **argv)
                              "the arrival stamps the receiver sends (receive partitions x --iterations)");
     }
     pt_require_memory(&ctx, most_bytes, "the message buffer and stamps (--message-size, --partitions, --iterations)");
+    /* a run in which every case is skipped measures nothing: say so, not exit 0 (as partita-mech) */
+    const char *skipped_why = NULL;
+    int runnable = 0;
+    for (size_t m = cfg.sizes.min; m <= cfg.sizes.max; m *= 2) {
+        for (int i = 0; i < cfg.parts.n; i++) {
+            const char *why = skip_reason(m, cfg.parts.v[i], cfg.recv_parts ? cfg.recv_parts : cfg.parts.v[i],
+                                          c->threads);
+            runnable += !why;
+            skipped_why = skipped_why ? skipped_why : why;
+        }
+        if (m > cfg.sizes.max / 2)
+            break;
+    }
+    if (!runnable)
+        pt_fail(&ctx, "no case can run: every (size, partitions) pair is skipped (e.g. %s)", skipped_why);
     pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     pt_open_output(&ctx, c);

@@ -278,8 +278,10 @@ int main(int argc, char **argv)
     int reps_max = cfg.c.iterations > cfg.c.warmup ? cfg.c.iterations : cfg.c.warmup;
     probe.scratch = malloc(sizeof(double) * 2 * (size_t)(reps_max + 1));
     ptm_loggp_sample *samples = calloc(MAX_SIZES, sizeof *samples);
-    if (!probe.buf || !probe.scratch || !samples || !probe.reqs)
-        pt_abort(&ctx, "out of memory for %zu bytes of buffers", buf_bytes);
+    /* agreed: a rank short of memory alone must not leave the other waiting (or end it with MPI_Abort) */
+    char msg[512];
+    snprintf(msg, sizeof msg, "out of memory for %zu bytes of buffers on rank %d", buf_bytes, ctx.rank);
+    pt_check_all(&ctx, !probe.buf || !probe.scratch || !samples || !probe.reqs, msg);
     memset(probe.buf, 0x5a, buf_bytes);
 #if PARTITA_HAVE_FABRIC
     if (fabric) {
@@ -305,9 +307,12 @@ int main(int argc, char **argv)
 #endif
     ptm_params params;
     char err[512];
-    if (ctx.rank == 0 &&
-        ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err, sizeof err))
-        pt_abort(&ctx, "cannot derive LogGP parameters: %s", err);
+    /* rank 0 derives; both ranks learn whether it could */
+    int underived = ctx.rank == 0 &&
+        ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err, sizeof err);
+    if (underived)
+        snprintf(msg, sizeof msg, "cannot derive LogGP parameters: %.400s", err);
+    pt_check_all(&ctx, underived, msg);
     if (cfg.refine > 0) {
         size_t extra[MAX_SIZES];
         int k = refinement_sizes(samples, n, cfg.refine, extra, ctx.rank);
@@ -317,10 +322,12 @@ int main(int argc, char **argv)
         n += (size_t)k;
         if (k > 0 && ctx.rank == 0) {
             qsort(samples, n, sizeof *samples, by_bytes);
-            if (ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err,
-                                       sizeof err))
-                pt_abort(&ctx, "cannot derive LogGP parameters: %s", err);
+            underived = ptm_loggp_derive_known(samples, n, cfg.count, cfg.max_segments, known, nknown, &params, err,
+                                               sizeof err);
+            if (underived)
+                snprintf(msg, sizeof msg, "cannot derive LogGP parameters: %.400s", err);
         }
+        pt_check_all(&ctx, underived, msg);
     }
 
     int status = 0;

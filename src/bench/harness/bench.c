@@ -208,6 +208,12 @@ void pt_start(pt_ctx *ctx, pt_cli *cli, pt_common *c, int argc, char **argv, int
         exit(0);
     }
     c->noise.thread = c->noise_thread_opt;
+    /* only single and delay slow one thread down: with another model the thread given would be ignored */
+    if (c->noise_thread_opt != 0 && c->noise.kind != PT_NOISE_SINGLE && c->noise.kind != PT_NOISE_DELAY) {
+        char model[64];
+        pt_noise_format(&c->noise, model, sizeof model);
+        pt_fail(ctx, "--noise-thread applies to the single and delay noise models only (--noise is %s)", model);
+    }
     if (c->noise.thread >= c->threads && c->noise.kind != PT_NOISE_NONE)
         pt_fail(ctx, "--noise-thread %d does not exist with --threads %d", c->noise.thread, c->threads);
     if (ctx->thread_provided < ctx->thread_requested)

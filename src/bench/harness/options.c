@@ -179,12 +179,23 @@ int pt_parse_int_list(const char *s, double min, double max, pt_int_list *out, c
     return 0;
 }
 
+int pt_int_list_distinct(const pt_int_list *l, char *err, size_t errlen)
+{
+    for (int i = 1; i < l->n; i++)
+        for (int k = 0; k < i; k++)
+            if (l->v[k] == l->v[i]) {
+                snprintf(err, errlen, "%d is listed twice", l->v[i]);
+                return -1;
+            }
+    return 0;
+}
+
 static int apply(pt_option *o, const char *arg, char *err, size_t errlen)
 {
     char why[256];
     int rc = 0;
     switch (o->type) {
-    case PT_OPT_FLAG: *(int *)o->dest = 1; return 0;
+    case PT_OPT_FLAG: *(int *)o->dest = 1; o->given++; return 0;
     case PT_OPT_INT: rc = pt_parse_int(arg, o->min, o->max, (int *)o->dest, why, sizeof why); break;
     case PT_OPT_DOUBLE: rc = pt_parse_double(arg, o->min, o->max, (double *)o->dest, why, sizeof why); break;
     case PT_OPT_STRING:
@@ -198,6 +209,7 @@ static int apply(pt_option *o, const char *arg, char *err, size_t errlen)
         for (int i = 0; o->choices[i]; i++)
             if (strcmp(o->choices[i], arg) == 0) {
                 *(int *)o->dest = i;
+                o->given++;
                 return 0;
             }
         int len = snprintf(why, sizeof why, "'%s' is not one of", arg);
@@ -207,11 +219,21 @@ static int apply(pt_option *o, const char *arg, char *err, size_t errlen)
         break;
     }
     case PT_OPT_SIZES: rc = pt_parse_size_range(arg, (pt_size_range *)o->dest, why, sizeof why); break;
-    case PT_OPT_INT_LIST: rc = pt_parse_int_list(arg, o->min, o->max, (pt_int_list *)o->dest, why, sizeof why); break;
+    case PT_OPT_INT_LIST: {
+        pt_int_list l;
+        rc = pt_parse_int_list(arg, o->min, o->max, &l, why, sizeof why);
+        if (!rc)
+            rc = pt_int_list_distinct(&l, why, sizeof why);
+        if (!rc)
+            *(pt_int_list *)o->dest = l;
+        break;
+    }
     case PT_OPT_CUSTOM: rc = o->fn(arg, o->dest, why, sizeof why); break;
     }
     if (rc)
         snprintf(err, errlen, "--%s: %s", o->name, why);
+    else
+        o->given++;
     return rc;
 }
 

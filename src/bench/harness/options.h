@@ -14,7 +14,7 @@ typedef enum {
     PT_OPT_STRING,   /* const char * */
     PT_OPT_CHOICE,   /* int: index into choices */
     PT_OPT_SIZES,    /* pt_size_range: MIN:MAX, powers of two, K/M/G suffixes */
-    PT_OPT_INT_LIST, /* pt_int_list: N[,N...] each in [min, max] */
+    PT_OPT_INT_LIST, /* pt_int_list: N[,N...] each in [min, max], none twice */
     PT_OPT_CUSTOM    /* fn(arg, dest) */
 } pt_opt_type;
 
@@ -36,6 +36,7 @@ typedef struct pt_option {
     const char *const *choices;  /* CHOICE: NULL-terminated */
     pt_opt_fn fn;                /* CUSTOM */
     const char *default_text;    /* shown by --help; filled from dest when NULL */
+    int given;                   /* set by pt_cli_parse: how often the command line gave it */
 } pt_option;
 
 #define PT_MAX_OPTIONS 64
@@ -77,5 +78,8 @@ int pt_parse_double(const char *s, double min, double max, double *out, char *er
 int pt_parse_bytes(const char *s, size_t *out, char *err, size_t errlen);
 int pt_parse_size_range(const char *s, pt_size_range *out, char *err, size_t errlen);
 int pt_parse_int_list(const char *s, double min, double max, pt_int_list *out, char *err, size_t errlen);
+/* 0 when no value of the list repeats, else -1 + "N is listed twice" in err. The
+ * PT_OPT_INT_LIST options check it: a repeated value would run the same case twice. */
+int pt_int_list_distinct(const pt_int_list *l, char *err, size_t errlen);
 
 #endif

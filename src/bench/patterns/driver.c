@@ -35,13 +35,23 @@ static void phases_of(const pat_stamps *s, double *out)
     out[PAT_BLOCKED] = s->has_blocked ? pt_ns_to_us(s->blocked_ns) : -1.0;
 }
 
-void pat_run_case(const pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_counter *cnt,
+void pat_run_case(pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_counter *cnt,
                   long long payload, long long padding, pat_result *r)
 {
     const long checks = 1;
     long total = checks + c->warmup + c->iterations;
     int N = c->iterations;
+    /* every rank's samples; rank 0 also the maximum over ranks and the phases of the result */
     double *local = calloc((size_t)PAT_NPHASES * (size_t)N, sizeof *local);
+    double *maxed = ctx->rank == 0 ? calloc((size_t)PAT_NPHASES * (size_t)N, sizeof *maxed) : NULL;
+    int failed = !local || (ctx->rank == 0 && !maxed);
+    for (int p = 0; p < PAT_NPHASES; p++) {
+        r->phase[p] = ctx->rank == 0 ? calloc((size_t)N, sizeof(double)) : NULL;
+        failed |= ctx->rank == 0 && !r->phase[p];
+    }
+    char msg[128];
+    snprintf(msg, sizeof msg, "cannot allocate the samples of %d iterations (--iterations)", N);
+    pt_check_all(ctx, failed, msg);
     long long timed_bytes = 0, timed_sends = 0, timed_preadys = 0;
     long long iter_min = LLONG_MAX, iter_max = 0;
     long errors = 0;
@@ -91,13 +101,10 @@ void pat_run_case(const pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops
     MPI_Allreduce(&errors, &all_errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 
     r->n = N;
-    double *maxed = ctx->rank == 0 ? calloc((size_t)PAT_NPHASES * (size_t)N, sizeof *maxed) : NULL;
     MPI_Reduce(local, maxed, PAT_NPHASES * N, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     for (int p = 0; p < PAT_NPHASES; p++) {
-        r->phase[p] = NULL;
         if (ctx->rank != 0)
             continue;
-        r->phase[p] = calloc((size_t)N, sizeof(double));
         for (int k = 0; k < N; k++) {
             double x = maxed[(size_t)p * (size_t)N + (size_t)k];
             r->phase[p][k] = x < 0 ? NAN : x;

@@ -51,8 +51,9 @@ typedef struct pat_result {
     int validated;                  /* validated iterations */
 } pat_result;
 
-/* Run one case. payload/padding: this rank's figures per iteration. */
-void pat_run_case(const pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_counter *cnt,
+/* Run one case. payload/padding: this rank's figures per iteration. Collective: a rank
+ * that cannot allocate the samples ends every rank (pt_check_all). */
+void pat_run_case(pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_counter *cnt,
                   long long payload, long long padding, pat_result *r);
 void pat_result_free(pat_result *r);
 

@@ -74,15 +74,17 @@ int pat_grid_setup(pat_grid *g, int ndims, int size, int rank, const pat_triple 
     g->rank = rank;
     int dims[3] = {0, 0, 0};
     long given = 1;
-    int any_auto = 0;
+    int any_auto = 0, too_many = 0;
     for (int a = 0; a < ndims; a++) {
         dims[a] = dims_opt->v[a];
         if (dims[a] == 0)
             any_auto = 1;
+        else if (given > size / dims[a])
+            too_many = 1; /* more ranks than there are; multiplied on, 3 x 2^24 overflowed a long */
         else
             given *= dims[a];
     }
-    if ((!any_auto && given != size) || (any_auto && size % given != 0)) {
+    if (too_many || (!any_auto && given != size) || (any_auto && size % given != 0)) {
         if (ndims == 3)
             snprintf(err, errlen, "the process grid %dx%dx%d does not fit %d ranks (0 = choose)", dims[0], dims[1],
                      dims[2], size);

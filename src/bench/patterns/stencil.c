@@ -137,9 +137,18 @@ int main(int argc, char **argv)
         if (s.ghost > grid.local[a])
             pt_fail(&ctx, "ghost width %d is larger than the %d cells per rank in %c", s.ghost, grid.local[a], "xyz"[a]);
     int partitions = s.partitions > 0 ? s.partitions : c->threads;
+    int any_partitioned = 0;
     for (int i = 0; i < s.strategies.n; i++)
-        if (strategy_of[s.strategies.v[i]] == PAT_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
-            pt_fail(&ctx, "strategy partitioned: this MPI library has no partitioned communication");
+        if (strategy_of[s.strategies.v[i]] == PAT_PARTITIONED) {
+            any_partitioned = 1;
+            if (!PARTITA_NATIVE_PARTITIONED)
+                pt_fail(&ctx, "strategy partitioned: this MPI library has no partitioned communication");
+        }
+    /* options of the partitioned strategy alone: without it they would be ignored without a word */
+    if (!any_partitioned && s.partitions > 0)
+        pt_fail(&ctx, "--partitions applies to the partitioned strategy only, which --strategy does not list");
+    if (!any_partitioned && s.early_unpack)
+        pt_fail(&ctx, "--early-unpack applies to the partitioned strategy only, which --strategy does not list");
     pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     pat_field field;
