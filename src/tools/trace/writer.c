@@ -220,13 +220,39 @@ static void write_header(FILE *f, int rank, int size, const ptr_clock *clock, co
             (long long)calls[CAT_P2P], (long long)calls[CAT_COLLECTIVE], (long long)calls[CAT_PARTITIONED]);
 }
 
+/* mkdir -p: the folder and any missing parent (PARTITA_TRACE=results/run1/trace). */
+static int make_dirs(const char *dir)
+{
+    char part[4096];
+    size_t n = strlen(dir);
+    if (n >= sizeof part) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(part, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (part[i] != '/' && part[i] != '\0')
+            continue;
+        char c = part[i];
+        part[i] = '\0';
+        if (mkdir(part, 0777) != 0 && errno != EEXIST)
+            return -1;
+        part[i] = c;
+    }
+    return 0;
+}
+
 int ptr_write(const char *dir, int rank, int size, const ptr_clock *clock, const int64_t time_ns[CAT_COUNT],
               const int64_t calls[CAT_COUNT])
 {
     char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/rank-%05d.json", dir, rank);
+    if ((size_t)snprintf(path, sizeof path, "%s/rank-%05d.json", dir, rank) >= sizeof path) {
+        fprintf(stderr, "partita-trace: error: the trace folder name is %zu characters, too long for a path "
+                "(rank %d wrote no trace)\n", strlen(dir), rank);
+        return -1;
+    }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if (make_dirs(dir) != 0) {
         fprintf(stderr, "partita-trace: error: cannot create the trace folder %s: %s (rank %d wrote no trace)\n", dir,
                 strerror(errno), rank);
         return -1;
