@@ -55,6 +55,7 @@
 
 #define MAX_IMPLS 16
 #define MAX_PARTS_LIST 16
+#define MAX_BYTES ((size_t)1 << 28) /* -m: 256M at most */
 
 typedef struct impl {
     char name[32];
@@ -70,7 +71,7 @@ static const char USAGE[] =
     "usage: mpiexec -n 2 partita-adapt-bench [options]\n"
     "libpartita's policies and layouts, the MPI library's own partitioned calls and one\n"
     "MPI_Isend side by side in one launch, round by round in a shuffled order.\n"
-    "  -m MIN:MAX      message sizes, powers of two up to 256M, K/M suffixes (default 4K:4M)\n"
+    "  -m MIN:MAX      message sizes, powers of two up to 256M, K/M/G suffixes (default 4K:4M)\n"
     "  -f FACTOR       size step, a power of two in [2, 1024] (default 2)\n"
     "  -p P,P,...      partition counts, at most 16 in [1, 65536] (default 1,8,64,512)\n"
     "  -i ROUNDS       measured rounds per case (default 100)\n"
@@ -116,17 +117,6 @@ static void settle_arguments(const char *error)
     pt_agree_on_arguments(&ctx, error, parse_argc, parse_argv);
     if (error)
         exit(2); /* not reached: pt_agree_on_arguments ends every rank */
-}
-
-static size_t parse_size(const char *s, int *ok)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
-    end += shift != 0;
-    /* the limit is checked before the suffix shifts: shifted first, 2^44 + 256 M wrapped to 256M */
-    *ok = isdigit((unsigned char)s[0]) && !*end && v > 0 && (v & (v - 1)) == 0 && v <= (1ULL << 28) >> shift;
-    return *ok ? (size_t)(v << shift) : 0;
 }
 
 /* A whole number in [min, max], or one line naming the option and the value, and exit:
@@ -187,7 +177,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
 {
     *o = (opts){ .min = 4096, .max = 4 << 20, .rounds = 100, .warmup = 20, .factor = 2 };
     const char *parts = "1,8,64,512", *impls = "native,single,bulk,none,model,fixed:2,fixed:4,fixed:16,adaptive";
-    int c, ok;
+    int c;
     const char *format = NULL;
     static const struct option longs[] = { { "format", required_argument, 0, 'F' },
                                            { "output", required_argument, 0, 'O' },
@@ -196,20 +186,16 @@ static void parse(int argc, char **argv, int rank, opts *o)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "m:f:p:i:x:I:L:l:h", longs, NULL)) != -1) {
         switch (c) {
-        case 'm': {
-            char min[32];
-            const char *colon = strchr(optarg, ':');
-            if (!colon)
-                settle_arguments("-m needs MIN:MAX (powers of two, K/M suffixes)");
-            if (colon - optarg >= (ptrdiff_t)sizeof min)
-                settle_arguments("-m: MIN is not a power of two up to 256M");
-            snprintf(min, sizeof min, "%.*s", (int)(colon - optarg), optarg); /* argv stays as given */
-            o->min = parse_size(min, &ok);
-            if (!ok)
-                settle_arguments("-m: MIN is not a power of two up to 256M");
-            o->max = parse_size(colon + 1, &ok);
-            if (!ok || o->max < o->min)
-                settle_arguments("-m: MAX is not a power of two up to 256M, at least MIN");
+        case 'm': { /* the harness's parser, as every other program's -m */
+            pt_size_range r;
+            char why[256], msg[320];
+            if (pt_parse_size_range(optarg, &r, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "-m: %s", why);
+                settle_arguments(msg);
+            }
+            if (r.max > MAX_BYTES)
+                settle_arguments("-m: MAX is larger than 256M");
+            o->min = r.min, o->max = r.max;
             break;
         }
         case 'f': o->factor = int_option("-f", optarg, 2, 1024); break;

@@ -58,7 +58,7 @@ def test_t_late_only_under_a_laggard(build):
     (["-I", "model,nosuch"], "-I: at most 16 of"),
     (["-I", "timer:abc"], "-I: at most 16 of"),
     (["--bogus"], "unknown option"),
-    (["-m", "3K:4K"], "-m: MIN is not a power of two"),
+    (["-m", "3K:4K"], "-m: message sizes must be powers of two"),
 ])
 def test_bad_input_is_one_line_on_rank_0_and_exit_2(build, args, message):
     o = run_program(build, "partita-adapt-bench", args, timeout=60)
