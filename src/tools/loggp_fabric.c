@@ -162,6 +162,17 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
     }
     const char *env = getenv("PARTITA_FABRIC_PROVIDER");
     snprintf(provider, sizeof provider, "%s", env && *env ? env : same_host ? "shm" : "tcp;ofi_rxm");
+    /* both ranks see a difference: with one pinned to shm and the other to tcp, the address
+     * exchange below failed with "fi_av_insert ... failed", which did not say why */
+    char other[PT_FAB_PROV_MAX];
+    MPI_Sendrecv(provider, sizeof provider, MPI_CHAR, 1 - p->rank, 0, other, sizeof other, MPI_CHAR, 1 - p->rank, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    other[sizeof other - 1] = '\0';
+    if (strcmp(provider, other)) {
+        snprintf(err, errlen, "the ranks use different libfabric providers ('%s' on rank %d, '%s' on rank %d): "
+                 "set the same PARTITA_FABRIC_PROVIDER on both", provider, p->rank, other, 1 - p->rank);
+        return NULL;
+    }
     pt_fab_handlers h = {.remote_write = on_write, .control = on_control, .error = on_error};
     pt_fab_set_handlers(&h);
     st.op.done = on_done;
