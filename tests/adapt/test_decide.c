@@ -264,20 +264,6 @@ static void test_unmeasured_falls_back(void)
     CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
 }
 
-static void test_min_delta(void)
-{
-    /* python/partita/trace tests: laggards 3, 3, 1; means without them 0, 9, 20, 23 */
-    double ready[] = { 10, 20, 30, 500, 14, 22, 40, 600, 12, 400, 26, 35 };
-    CHECK_NEAR(pta_min_delta_us(ready, 3, 4, 0), 23.0, 1e-9);
-    /* medians: p0 0, p1 9, p2 20, p3 23 as well (one or an even pair each) */
-    CHECK_NEAR(pta_min_delta_us(ready, 3, 4, 1), 23.0, 1e-9);
-    /* one descheduled round moves the mean, not the median */
-    double noisy[] = { 0, 5, 100, 0, 5, 100, 0, 5000, 100000, 0, 5, 100, 0, 5, 100 };
-    CHECK(pta_min_delta_us(noisy, 5, 3, 1) < 10);
-    CHECK(pta_min_delta_us(noisy, 5, 3, 0) > 500);
-    CHECK(pta_min_delta_us(ready, 3, 1, 1) < 0);
-}
-
 static void test_fake_costs(void)
 {
     pta_fake f;
@@ -308,7 +294,6 @@ int main(void)
     test_replans_on_spread_change();
     test_measured_rounds();
     test_unmeasured_falls_back();
-    test_min_delta();
     test_fake_costs();
     CHECK_DONE();
 }

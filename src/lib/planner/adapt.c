@@ -267,52 +267,6 @@ void pta_plan_window(pta_state *st, int *out)
         out[PTA_WINDOW / 2] = probe_candidate(st);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double pta_min_delta_us(const double *ready_us, int rounds, int units, int use_median)
-{
-    if (!ready_us || rounds < 1 || units < 2)
-        return -1;
-    double *col = malloc((size_t)rounds * sizeof *col);
-    if (!col)
-        return -1;
-    double lo = INFINITY, hi = -INFINITY;
-    for (int u = 0; u < units; u++) {
-        int n = 0;
-        for (int r = 0; r < rounds; r++) {
-            const double *row = ready_us + (size_t)r * (size_t)units;
-            int lag = 0;
-            double first = row[0];
-            for (int v = 1; v < units; v++) {
-                if (row[v] > row[lag])
-                    lag = v;
-                first = fmin(first, row[v]);
-            }
-            if (lag != u)
-                col[n++] = row[u] - first;
-        }
-        if (!n)
-            continue;
-        double avg = 0;
-        if (use_median) {
-            qsort(col, (size_t)n, sizeof *col, cmp_double);
-            avg = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
-        } else {
-            for (int i = 0; i < n; i++)
-                avg += col[i];
-            avg /= n;
-        }
-        lo = fmin(lo, avg);
-        hi = fmax(hi, avg);
-    }
-    free(col);
-    return hi >= lo ? hi - lo : -1;
-}
-
 /* One "layout=us" entry. */
 static int parse_entry(const char *s, char **end, int *count, int *cut, double *us)
 {

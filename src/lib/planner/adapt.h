@@ -72,14 +72,6 @@ void pta_add_spread(pta_state *st, int cand, double us);
  * the samples so far; also updates st->why. */
 void pta_plan_window(pta_state *st, int *out);
 
-/* The seed's minimum timer δ over a rounds x units matrix of ready times
- * (row-major; a unit is a partition or a group): per round, times count from
- * its first mark and the laggard is the latest unit; per unit its average
- * over the rounds it is not the laggard (median when use_median, else mean);
- * δ = the largest average minus the smallest. Negative when fewer than two
- * units have such rounds (python/partita/trace/analysis.py computes the same). */
-double pta_min_delta_us(const double *ready_us, int rounds, int units, int use_median);
-
 /* Test hook (PARTITA_ADAPT_TEST_COSTS): fake costs replace the measured
  * time, per layout, in phases. Text: phases separated by ';', each
  * "[@round:]layout=us,layout=us,...", a layout being a message count with a
