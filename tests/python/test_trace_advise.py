@@ -118,3 +118,17 @@ def test_keep_partitions_limits_the_candidates(tmp_path, params):
     adv = advise_case(params, case, keep_partitions=True)
     assert {o.candidate.partitions for o in adv.outcomes} == {8}
     assert len({o.candidate.partitions for o in advise_case(params, case).outcomes}) > 1
+
+
+def test_one_thread_marking_in_a_loop_has_no_laggard(tmp_path, params):
+    # one thread marks 8 partitions 0.1 µs apart: the last one is always last, by 0.1 µs; that
+    # made a laggard "0.0 µs late in 100% of rounds" and a second model row planned for it
+    trace = laggard_trace(tmp_path, partitions=8, share=0.0, jitter_us=0, threads_per_partition=8)
+    [case] = cases_from_trace(trace)
+    assert case.laggard_share >= 0.5 and case.laggard_delay_us < 1.0
+    adv = advise_case(params, case)
+    rows = [(o.candidate.partitions, o.candidate.describe()) for o in adv.outcomes]
+    assert len(rows) == len(set(rows)), f"a row twice: {rows}"
+    assert not any(o.candidate.delay_us for o in adv.outcomes)
+    text = "\n".join(advice_lines(adv))
+    assert "late in" not in text and "(none is late)" in text

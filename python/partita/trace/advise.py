@@ -20,6 +20,8 @@ from .analysis import RoundPattern, fmt_us as _us
 TIE_TOLERANCE = 0.02
 MAX_ROUNDS = 64          # rounds the model is evaluated on (evenly sampled)
 CONSISTENT_LAGGARD = 0.5  # a thread last in at least this share of rounds is "the laggard"
+MIN_LAGGARD_US = 1.0      # ... when it is at least this late: one thread's loop of marks always ends
+                          # with the same partition, a fraction of a microsecond after the others
 
 
 @dataclass
@@ -192,10 +194,16 @@ def sampled(rounds: list[RoundPattern]) -> list[RoundPattern]:
     return [rounds[int(i * step)] for i in range(MAX_ROUNDS)]
 
 
+def has_laggard(case: Case) -> bool:
+    """One thread is last in most rounds, and late by a microsecond or more."""
+    return (case.laggard_share >= CONSISTENT_LAGGARD and case.laggard_delay_us is not None
+            and case.laggard_delay_us >= MIN_LAGGARD_US)
+
+
 def candidates(params: Params, case: Case, keep_partitions: bool = False) -> list[Candidate]:
     out: list[Candidate] = []
     total = case.total_bytes
-    lag = case.laggard_delay_us if case.laggard_share >= CONSISTENT_LAGGARD else None
+    lag = case.laggard_delay_us if has_laggard(case) else None
     for p in [case.partitions] if keep_partitions else partition_counts(total, case.partitions):
         out.append(Candidate(p, "none", messages=p))
         if p == case.partitions:  # the same message for every partition count
@@ -256,11 +264,13 @@ def pattern_sentence(case: Case) -> str:
     if case.partitions == 1:
         return head
     spread = case.spread_others_us
-    if case.laggard_share >= CONSISTENT_LAGGARD and case.laggard_delay_us is not None and spread is not None:
+    if has_laggard(case) and spread is not None:
         who = f"thread {case.laggard_thread}" if case.laggard_thread is not None else "the last partition"
         return (f"{head} are ready within {_us(spread)} of each other except {who}, "
                 f"{_us(case.laggard_delay_us)} late in {case.laggard_share:.0%} of rounds")
     whole = statistics.median(r.last_us for r in case.rounds)
+    if case.laggard_share >= CONSISTENT_LAGGARD:  # the same thread last, by less than MIN_LAGGARD_US
+        return f"{head} are ready within {_us(whole)} of each other (none is late)"
     return (f"{head} are ready within {_us(whole)} of each other (no thread is last in more than "
             f"{max(case.laggard_share, 0):.0%} of rounds)")
 
