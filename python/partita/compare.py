@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .pooling import pool_launches
 from .results import ResultError, case_key, headline_metrics, is_params_file, load_result, load_run_dir
-from .stats import number
+from .stats import number, without_samples
 
 
 def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
@@ -27,6 +27,9 @@ def verdict(a: dict, b: dict) -> str:
     neither higher nor lower, so it must not count as an overlap)."""
     keys = ("median", "ci95_lo", "ci95_hi")
     if any(number(s.get(k)) is None for s in (a, b) for k in keys):
+        return "?"
+    # no sample behind the median (n 0), or an interval whose bounds are swapped: no measurement
+    if any(without_samples(s) or s["ci95_lo"] > s["ci95_hi"] for s in (a, b)):
         return "?"
     if b["ci95_lo"] > a["ci95_hi"]:
         return "higher"

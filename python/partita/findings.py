@@ -11,7 +11,7 @@ import math
 import statistics
 
 from .model.native import fmt_bytes
-from .stats import number
+from .stats import number, without_samples
 
 # The implementation others are compared with when present.
 REFERENCE = "native"
@@ -20,9 +20,10 @@ REFERENCE = "native"
 def summary_of(case: dict, metric: str) -> dict | None:
     """The metric's summary, None when its median is not a finite number: a NaN or infinite median
     is no measurement, it would make every median over cases and every "best" arbitrary (an
-    infinite bandwidth the best). A CI bound that is not a finite number is None: no interval."""
+    infinite bandwidth the best), nor is one of no sample (n 0). A CI bound that is not a finite
+    number is None: no interval."""
     s = case.get("metrics", {}).get(metric, {}).get("summary")
-    if not s or number(s.get("median")) is None:
+    if not s or number(s.get("median")) is None or without_samples(s):
         return None
     return {**s, **{k: number(s.get(k)) for k in ("ci95_lo", "ci95_hi")}}
 

@@ -60,10 +60,16 @@ class BuildInfo:
     def load(cls, file: Path) -> "BuildInfo":
         try:
             raw = json.loads(file.read_text())
-        except (OSError, json.JSONDecodeError) as e:
+        except (OSError, ValueError) as e:  # ValueError: not JSON, or not UTF-8 text
             raise LaunchError(f"{file}: not a readable build description ({e})") from e
+        if not isinstance(raw, dict):
+            raise LaunchError(f"{file}: not a readable build description (a JSON {type(raw).__name__}, "
+                              "expected an object)")
         if raw.get("schema") != BUILD_SCHEMA:
             raise LaunchError(f"{file}: unexpected schema {raw.get('schema')!r}, expected {BUILD_SCHEMA}")
+        for key in ("bin_dir", "lib_dir", "mpiexec"):
+            if not isinstance(raw.get(key), str) or not raw[key]:
+                raise LaunchError(f"{file}: {key!r} is {raw.get(key)!r}, expected a path; run `make` again")
         return cls(
             path=file.parent,
             bin_dir=Path(raw["bin_dir"]),

@@ -14,15 +14,16 @@ from __future__ import annotations
 import copy
 
 from .results import case_key
-from .stats import numbers, summarize
+from .stats import numbers, summarize, without_samples
 
 
 def pooled_summary(samples: list, launch_metrics: list[dict]) -> dict:
     """The summary of one metric over launches: samples are all launches' samples, launch_metrics
     each launch's metrics[name] (for its own median)."""
     s = summarize(samples)
-    # a launch whose median is not a finite number measured nothing: it widens no interval
-    medians = numbers(m.get("summary", {}).get("median") for m in launch_metrics)
+    # a launch whose median is not a finite number, or of no sample, measured nothing: it widens no interval
+    medians = numbers(m.get("summary", {}).get("median") for m in launch_metrics
+                      if not without_samples(m.get("summary", {})))
     if len(launch_metrics) > 1 and medians and s["n"]:
         s["ci95_lo"] = min([s["ci95_lo"], *medians])
         s["ci95_hi"] = max([s["ci95_hi"], *medians])

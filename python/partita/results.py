@@ -55,6 +55,7 @@ def count(least: int, most: int = LARGEST) -> Kind:
 
 
 STRING = Kind("a string", lambda v: isinstance(v, str))
+STRING_OR_NULL = Kind("a string or null", lambda v: v is None or isinstance(v, str))
 STRINGS = Kind("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 NUMBER = Kind("a finite number", lambda v: number(v) is not None)
 OBJECT = Kind("an object", lambda v: isinstance(v, dict))
@@ -64,8 +65,9 @@ OBJECT = Kind("an object", lambda v: isinstance(v, dict))
 # and `partita run` always write them so.
 RESULT_FIELDS = {"benchmark": STRING, "program": STRING, "launches": count(1), "headline_metrics": STRINGS,
                  "config": OBJECT, "environment": OBJECT}
-CONFIG_FIELDS = {"metric": STRING, "compute_us": NUMBER}
-ENVIRONMENT_FIELDS = {"hosts": STRINGS}
+CONFIG_FIELDS = {"metric": STRING, "compute_us": NUMBER, "noise": STRING}
+ENVIRONMENT_FIELDS = {"hosts": STRINGS, "mpi_library": STRING_OR_NULL,
+                      "partita_policy": STRING_OR_NULL}
 ENTRY_FIELDS = {"skipped": STRING}
 # the patterns write partitions 0 for a strategy that does not partition
 CASE_FIELDS = {"bytes": count(1), "partitions": count(0), "recv_partitions": count(1), "partition_bytes": count(1),

@@ -43,6 +43,12 @@ def number(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def without_samples(summary: dict) -> bool:
+    """Whether a metric's summary says no sample is behind it: its n, where written, is not a
+    count >= 1 (a median of no sample is no measurement, whatever number it holds)."""
+    return "n" in summary and not (number(summary["n"]) or 0) >= 1
+
+
 def numbers(samples: Iterable) -> list[float]:
     """The samples that are finite numbers (the harness writes a sample that is not one as null)."""
     return [v for v in map(number, samples) if v is not None]

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -58,8 +59,11 @@ def load_suite(name_or_path: str) -> Suite:
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise SuiteError(f"{path}: no such suite file")
-        text, label = path.read_text(), str(path)
-        name = path.stem
+        try:
+            text = path.read_text()
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8 text
+            raise SuiteError(f"{path}: not a readable suite file ({e})") from e
+        label, name = str(path), path.stem
     else:
         res = resources.files("partita.suites") / f"{name_or_path}.toml"
         if not res.is_file():
@@ -111,8 +115,8 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         if not isinstance(impls, list) or not impls or not all(isinstance(x, str) for x in impls):
             raise SuiteError(f"{where}: 'impl' must be a list of implementation names")
         timeout = r.get("timeout", 600)
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise SuiteError(f"{where}: 'timeout' must be a positive number of seconds")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < math.inf:
+            raise SuiteError(f"{where}: 'timeout' must be a finite positive number of seconds")
         env = r.get("env", {})
         if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
             raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .findings import all_zero, why_zero
 from .results import case_key, headline_metrics
-from .stats import number
+from .stats import number, without_samples
 
 # metrics that are 0 by construction in some configurations: a table of zeros is replaced by why
 ZERO_EXPLAINED = ("availability", "early_bird", "early_arrival")
@@ -25,6 +25,8 @@ def cell(metric: dict | None) -> str:
     if not metric:
         return "-"
     s = metric.get("summary", {})
+    if without_samples(s):  # n 0: the numbers measure nothing
+        return "- (no sample)"
     return f"{fmt_value(s.get('median'))} [{fmt_value(s.get('ci95_lo'))},{fmt_value(s.get('ci95_hi'))}]"
 
 

@@ -394,3 +394,263 @@ def test_manifest_with_a_field_of_the_wrong_kind(tmp_path, path, value, words):
     assert_clean_error(run_cli("summary", str(folder)), "summary", 2, f, words)
     assert_clean_error(run_cli("report", str(folder)), "report", 2, f, words)
     assert_clean_error(run_cli("compare", str(folder), str(folder)), "compare", 2, f, words)
+
+
+# -- partita advise on results -----------------------------------------------------------------
+
+def p2p_doc_with_samples(t_part, t_last, noise="none", **environment):
+    """A partita-p2p result as advise reads it: t_part_us and t_last_us samples per round."""
+    doc = result_doc(case={"bytes": 4096, "partitions": 4, "threads": 1})
+    doc["config"]["noise"] = noise
+    doc["environment"] = {"mpi_library": "MPICH Version: 5.0.2", "partita_policy": None, **environment}
+    doc["results"][0]["metrics"] = {
+        name: {"unit": "us", "summary": {"median": 1.0}, "samples": samples}
+        for name, samples in (("t_part_us", t_part), ("t_last_us", t_last))}
+    return doc
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"mpi_library": 5}, "environment 'mpi_library'"),          # 'in' on an int
+    ({"partita_policy": ["model"]}, "environment 'partita_policy'"),
+    ({"noise": ["delay:5"]}, "config 'noise'"),
+    ({"noise": "delay:1.2.3"}, "config 'noise'"),                 # float('1.2.3')
+    ({"noise": "delay:-5us"}, "config 'noise'"),
+    ({"noise": "delay:nanus"}, "config 'noise'"),
+])
+def test_advise_result_with_a_field_of_the_wrong_kind(tmp_path, change, words):
+    noise = change.pop("noise", "none")
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps(p2p_doc_with_samples([5.0, 6.0], [1.0, 1.0], noise, **change)))
+    assert_clean_error(run_cli("advise", str(f)), "advise", 2, "p2p.json", words)
+
+
+@pytest.mark.parametrize("samples", [["a", "b"], [math.nan, math.nan], [math.inf, math.inf], [True, True], []])
+def test_advise_on_samples_that_are_not_numbers(tmp_path, samples):
+    """A sample that is not a finite number is no round (a string or infinity stopped advise with
+    a traceback, NaN was advised on as a spread of 0); with no round left nothing is advised: an
+    error, not exit 0."""
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps(p2p_doc_with_samples(samples, [1.0] * len(samples))))
+    assert_clean_error(run_cli("advise", str(f)), "advise", 2, "p2p.json", "no complete round")
+
+
+def test_advise_on_a_trace_without_a_complete_round(tmp_path):
+    from trace_helpers import rank_doc, write_trace
+    s, r = good_trace_requests()
+    s["rounds"], r["rounds"] = [], []
+    folder = write_trace(tmp_path / "t", [rank_doc(0, 2, [s]), rank_doc(1, 2, [r])])
+    assert_clean_error(run_cli("advise", str(folder)), "advise", 2, str(folder), "no complete round")
+    # and the report's trace figure says so too (it was a ValueError traceback)
+    from report_helpers import p2p, write_folder
+    results = write_folder(tmp_path / "r", [("p2p", "native", p2p("native"))])
+    assert_clean_error(run_cli("report", str(results), "--trace", str(folder)), "report", 2, "no send request")
+
+
+# -- traces: partita trace, show, project ------------------------------------------------------
+
+def good_trace_requests():
+    from trace_helpers import recv_request, send_request
+    s = send_request(1, 1, 7, [(0, [100, 200, 300, 5000], [0, 1, 0, 1], 9000)])
+    r = recv_request(2, 0, 7, [(0, [6000, 6100, 6200, 7000], 8000)])
+    return s, r
+
+
+def trace_folder(path, mpi_time_ns=None, finalize_ns=10_000_000, **send_fields):
+    from trace_helpers import rank_doc, write_trace
+    s, r = good_trace_requests()
+    s.update(send_fields)
+    times = mpi_time_ns or {"p2p": 1_000_000, "collective": 0, "partitioned": 10_000}
+    return write_trace(path, [rank_doc(0, 2, [s], mpi_time_ns=times, finalize_ns=finalize_ns),
+                              rank_doc(1, 2, [r], mpi_time_ns=times, finalize_ns=finalize_ns)])
+
+
+@pytest.mark.parametrize("speedup, words", [("1e-320", "out of range"),   # was a ZeroDivisionError
+                                            ("inf", "positive finite number")])    # was projected as given
+def test_project_with_a_speedup_out_of_range(tmp_path, speedup, words):
+    folder = trace_folder(tmp_path / "t")
+    assert_clean_error(run_cli("project", str(folder), "--speedup", speedup), "project", 2, words)
+
+
+@pytest.mark.parametrize("times, finalize_ns", [
+    ({"p2p": 1_000_000, "collective": 0, "partitioned": 0}, 0),               # no run time: a 0% share
+    ({"p2p": 10**12, "collective": 0, "partitioned": 0}, 10_000_000),         # more than the run
+])
+def test_project_on_a_trace_whose_p2p_time_is_no_share(tmp_path, times, finalize_ns):
+    folder = trace_folder(tmp_path / "t", times, finalize_ns)
+    assert_clean_error(run_cli("project", str(folder), "--speedup", "2"), "project", 2,
+                       str(folder / "rank-00000.json"), "no share of the run time")
+
+
+@pytest.mark.parametrize("samples", [["a", "b"], [math.inf, math.inf], [True, True]])
+def test_project_on_pattern_samples_that_are_not_numbers(tmp_path, samples):
+    """--results: a time sample that is not a finite number is no measurement (a string stopped
+    project with a traceback, infinity made the speedup inf, true counted as 1 us)."""
+    doc = {"schema": "partita.result/1", "benchmark": "stencil", "results": [
+        {"case": {"strategy": "single"}, "metrics": {"time_us": {"summary": {}, "samples": samples}}},
+        {"case": {"strategy": "partitioned"}, "metrics": {"time_us": {"summary": {}, "samples": [1.0, 2.0]}}}]}
+    f = tmp_path / "stencil.json"
+    f.write_text(json.dumps(doc))
+    p = run_cli("project", str(trace_folder(tmp_path / "t")), "--results", str(f))
+    assert_clean_error(p, "project", 2, str(f), "no pattern benchmark result")
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"count": -1024, "bytes": -16384}, "'count' must be at least 0"),
+    ({"type_size": -4, "bytes": -16384}, "'type_size' must be at least 0"),
+])
+def test_trace_request_of_a_negative_size(tmp_path, fields, words):
+    folder = trace_folder(tmp_path / "t", **fields)
+    for cmd in (["trace", "show", str(folder)], ["advise", str(folder)]):
+        assert_clean_error(run_cli(*cmd), cmd[0] if cmd[0] != "trace" else "trace show", 2,
+                           str(folder / "rank-00000.json"), words)
+
+
+def test_trace_with_a_negative_mpi_time(tmp_path):
+    folder = trace_folder(tmp_path / "t", {"p2p": -5, "collective": 0, "partitioned": 0})
+    assert_clean_error(run_cli("project", str(folder), "--speedup", "2"), "project", 2,
+                       str(folder / "rank-00000.json"), "mpi_time_ns.'p2p' must be at least 0")
+
+
+def test_trace_show_with_an_unusable_loggp_file(tmp_path):
+    """--loggp FILE asked for: unusable is an error, as in advise (it was a warning and exit 0)."""
+    bad = tmp_path / "loggp.json"
+    bad.write_text("{")
+    assert_clean_error(run_cli("trace", "show", str(trace_folder(tmp_path / "t")), "--loggp", str(bad)),
+                       "trace show", 2, str(bad))
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_trace_out_where_no_folder_can_be(tmp_path, inside):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("kept")
+    out = blocker / "trace" if inside else blocker
+    assert_clean_error(run_cli("trace", "--out", str(out), "--", "true"), "trace", 2, str(out))
+    assert blocker.read_text() == "kept"
+
+
+# -- the build description, suite files ---------------------------------------------------------
+
+@pytest.mark.parametrize("content, words", [
+    (b"[1, 2]", "a JSON list"),
+    (bytes((i * 97 + 13) % 256 for i in range(512)), "not a readable build description"),
+    (b'{"schema": "partita.build/1"}', "'bin_dir'"),
+    (b'{"schema": "partita.build/1", "bin_dir": "b", "lib_dir": 5, "mpiexec": "m"}', "'lib_dir'"),
+])
+def test_build_description_that_is_not_one(tmp_path, content, words):
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "partita-build.json").write_bytes(content)
+    f = str(build / "partita-build.json")
+    assert_clean_error(run_cli("run", "--build", str(build), "--out", str(tmp_path / "out")), "run", 2, f, words)
+    assert_clean_error(run_cli("model", "--build", str(build)), "model", 2, f, words)
+    assert_clean_error(run_cli("trace", "--build", str(build), "--", "true"), "trace", 2, f, words)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("content, words", [
+    (bytes((i * 97 + 13) % 256 for i in range(512)), "not a readable suite file"),
+    (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = nan\n', "'timeout'"),
+    (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = inf\n', "'timeout'"),
+    (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = true\n', "'timeout'"),
+])
+def test_suite_file_that_is_not_one(tmp_path, build_dir, content, words):
+    suite = tmp_path / "s.toml"
+    suite.write_bytes(content)
+    p = run_cli("run", "--build", build_dir, "--out", str(tmp_path / "out"), "--suite", str(suite))
+    assert_clean_error(p, "run", 2, str(suite), words)
+    assert not (tmp_path / "out").exists()
+
+
+# -- model and tune options ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["model", "tune"])
+@pytest.mark.parametrize("option, value, words", [
+    ("-p", "99999999999999999999", "--partitions"),      # OverflowError in the model's int
+    ("-p", "1048577", "--partitions"),                   # beyond partita-p2p's limit
+    ("-m", "1:1208925819614629174706176", "powers of two"),   # 2^80 bytes wrapped to nonsense
+])
+def test_model_and_tune_option_beyond_their_limits(tmp_path, command, option, value, words):
+    p = run_cli(command, option, value, *(["-o", str(tmp_path / "t.json")] if command == "tune" else []))
+    assert_clean_error(p, command, 2, words)
+    assert "running:" not in p.stderr and not (tmp_path / "t.json").exists()
+
+
+def test_tune_output_under_a_file_is_refused_before_measuring(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("kept")
+    p = run_cli("tune", "-m", "4K:4K", "-p", "2", "--screen", "3", "-i", "3", "-o", str(blocker / "t.json"))
+    assert_clean_error(p, "tune", 2, str(blocker / "t.json"))
+    assert "running:" not in p.stderr and blocker.read_text() == "kept"
+
+
+def test_tune_that_cannot_write_a_usable_table_keeps_the_old_one(tmp_path, monkeypatch, capsys):
+    """The table was written in place and then checked: a table the reader refused (or a full disk)
+    destroyed the one that was there."""
+    from test_tune_cli import fake_runs
+    from partita import cli
+    from partita.commands import tune as tune_command
+    from partita.model import tune as tuning
+    out = tmp_path / "tuning.json"
+    out.write_text("the table of an earlier search\n")
+    monkeypatch.setattr(tuning, "run_cases", fake_runs({1: 10.0, 2: 12.0}, []))
+
+    def refuse(path, lib=None):
+        raise ModelError(f"{path}: refused")
+    monkeypatch.setattr(tune_command, "Table", refuse)
+    rc = cli.main(["tune", "--build", str(build_info().path), "-m", "4K:4K", "-p", "2", "--screen", "3",
+                   "-i", "3", "-o", str(out)])
+    assert rc == 2 and "cannot write a usable table" in capsys.readouterr().err
+    assert out.read_text() == "the table of an earlier search\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["tuning.json"]    # no half-written file left
+
+
+# -- compare on intervals that are no measurement ------------------------------------------------
+
+@pytest.mark.parametrize("summary", [
+    {"n": 0, "median": 2.0, "ci95_lo": 1.9, "ci95_hi": 2.1},     # a median of no sample
+    {"n": "60", "median": 2.0, "ci95_lo": 1.9, "ci95_hi": 2.1},
+    {"median": 2.0, "ci95_lo": 2.1, "ci95_hi": 1.9},             # bounds swapped: overlapped nothing
+])
+def test_compare_never_calls_a_zero_sample_or_swapped_interval_same(tmp_path, summary):
+    a = results_folder(tmp_path / "a", json.dumps(result_doc()))
+    doc = result_doc()
+    doc["results"][0]["metrics"]["overhead"]["summary"] = summary
+    b = results_folder(tmp_path / "b", json.dumps(doc))
+    for x, y in ((a, b), (b, a)):
+        rows = compare_folders(x, y)
+        assert len(rows) == 1 and rows[0]["verdict"] == "?", rows
+
+
+@pytest.mark.parametrize("launcher, words", [("'", "No closing quotation"),        # was a traceback
+                                             ("", "--launcher is empty"),          # was mpiexec, silently
+                                             ("no-such-launcher-xyz", "no such program")])
+def test_loggp_with_a_launcher_that_cannot_be_used(tmp_path, launcher, words):
+    """Checked before measuring, as partita run checks it."""
+    out = tmp_path / "loggp.json"
+    p = run_cli("loggp", "--launcher", launcher, "-o", str(out))
+    assert_clean_error(p, "loggp", 2, words)
+    assert not out.exists()
+
+
+def test_summary_never_marks_a_median_of_no_sample_best(tmp_path):
+    """A summary whose n is 0 holds numbers that measure nothing: the verdict leaves it out (its low
+    overhead took the best mark and a finding said the CIs did not overlap), the tables show '-'."""
+    from report_helpers import p2p, write_folder
+    empty = p2p("partita:model", 0.1)
+    for c in empty["results"]:
+        for m in c["metrics"].values():
+            m["summary"]["n"], m["samples"] = 0, []
+    folder = write_folder(tmp_path / "f", [("p2p", "native", p2p("native", 1.0)), ("p2p", "partita:model", empty)])
+    p = run_cli("summary", str(folder))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert not any(l.startswith("partita:model") and l.endswith("*") for l in p.stdout.splitlines()), p.stdout
+    assert "do not overlap" not in p.stdout
+    p = run_cli("summary", str(folder), "--all")
+    assert p.returncode == 0 and "- (no sample)" in p.stdout, p.stdout
+
+
+def test_pooling_leaves_out_a_launch_of_no_sample():
+    """A launch whose summary counts no sample widens no pooled interval (its median stretched it)."""
+    from partita.pooling import pooled_summary
+    s = pooled_summary([1.9, 2.0, 2.1] * 2, [{"summary": {"n": 6, "median": 2.0}}, {"summary": {"n": 0, "median": 50.0}}])
+    assert s["launch_medians"] == [2.0] and s["ci95_hi"] < 50, s

@@ -54,7 +54,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: {args.input}: no partitioned send request to advise on", file=sys.stderr)
         return 2
     print(f"# model parameters: {params.source}")
+    advised = 0
     for case in cases:
-        for line in advice_lines(advise_case(params, case, args.keep_partitions)):
+        advice = advise_case(params, case, args.keep_partitions)
+        advised += advice.best is not None
+        for line in advice_lines(advice):
             print(line)
+    if not advised:  # every round incomplete, or every sample missing or not a number: nothing was advised
+        print(f"{PROG}: error: {args.input}: no complete round (every partition marked, its times numbers) to "
+              "advise on", file=sys.stderr)
+        return 2
     return 0

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="For every run, implementation, case and headline metric found in both folders, print the "
         "medians A and B, their ratio B/A and whether the 95% confidence intervals of the medians overlap "
         "('same') or B is significantly higher or lower; '?' (and '-' for a missing value or ratio) when a median or "
-        "an interval bound is missing or not a finite number (NaN, Infinity): such a case is never called 'same'. "
+        "an interval bound is missing or not a finite number (NaN, Infinity), when no sample is behind a median (n 0) "
+        "or an interval's bounds are swapped: such a case is never called 'same'. "
         "Use it to compare two MPI libraries, two machines, or a change against its baseline.")
     p.add_argument("a", type=Path, help="the baseline results folder")
     p.add_argument("b", type=Path, help="the folder compared with it")

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..launch import BuildInfo, LaunchError
+from ..launch import BuildInfo, LaunchError, check_launcher
 from ..model import ModelError, default_params_path, library
 from ..model.loggp import format_segments, format_sizes, measure
 from ..model.options import warn_if_busy
@@ -56,6 +56,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         build = BuildInfo.find(args.build)
         lib = library(build.lib_dir)
+        check_launcher(args.launcher)
         target = args.output
         if target is None and not args.no_save:
             target, from_env = default_params_path(lib, args.transport)

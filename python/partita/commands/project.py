@@ -53,8 +53,6 @@ def main(args: argparse.Namespace) -> int:
             speedup, source = measured_speedup(args.results, args.run)
         else:
             speedup, source = args.speedup, "given"
-        if not speedup > 0:
-            raise ValueError(f"the speedup must be positive, not {speedup}")
         per, pooled, slowest = project(trace, speedup)
     except (TraceError, ResultError, ValueError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

@@ -92,7 +92,10 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
     folder = (out or results_folder(Path("results"), "trace")).resolve()
     if folder.is_dir() and any(folder.glob(RANK_GLOB)):
         return fail(f"{folder} already holds a trace ({RANK_GLOB}); give another --out")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a file of that name, a file on the way, no permission
+        return fail(f"cannot create the trace folder {folder}: {e.strerror or e}")
     preload, with_partita = preload_with_tracer(tracer, os.environ.get("LD_PRELOAD", ""), order)
     env = child_env({"LD_PRELOAD": preload, "PARTITA_TRACE": str(folder)})
     if with_partita:
@@ -144,6 +147,9 @@ def show(argv: list[str]) -> int:
     try:
         params = load_params(a.loggp, f"{PROG} show", trace.ranks[0].mpi_library)
     except ModelError as e:
+        if a.loggp is not None:  # the file asked for is unusable: not a warning (advise stops too)
+            print(f"{PROG} show: error: {e}", file=sys.stderr)
+            return 2
         print(f"{PROG} show: warning: {e}; the modelled early share is left out", file=sys.stderr)
         params = None
     for line in show_lines(trace, analyse(trace, params)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -59,6 +60,10 @@ def main(args: argparse.Namespace) -> int:
         out = args.output or default_table_path()
         if out.is_dir():
             raise ValueError(f"{out} is a directory; --output needs a file name")
+        try:  # before the search, not after it: the table's folder must be there
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e
         if args.threads < 0:
             raise ValueError("--threads must be >= 0")
         if not 0 <= args.quantile <= 1:
@@ -83,11 +88,15 @@ def main(args: argparse.Namespace) -> int:
     print(f"\nmodel's choice within 5% of the measured best in {within} of {len(entries)} cases; "
           f"search took {elapsed:.0f} s")
     doc = table_document(entries, pattern, params, elapsed, args.quantile)
+    # written next to the table and renamed once the library's reader accepts it: a failed write
+    # leaves the table that was there as it was
+    tmp = out.with_name(f".{out.name}.new")
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, indent=1) + "\n")
-        Table(out)  # the library's reader must accept what we wrote
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        Table(tmp)
+        os.replace(tmp, out)
     except (OSError, ModelError) as e:
+        tmp.unlink(missing_ok=True)
         print(f"{PROG}: error: cannot write a usable table to {out}: {e}", file=sys.stderr)
         return 2
     print(f"tuning table: {out}  (use: PARTITA_POLICY=table PARTITA_TUNING={out})")

@@ -9,6 +9,11 @@ from pathlib import Path
 from .native import ModelError, Params, default_params_path
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+# The largest message size and partition count the model and partita-p2p take: sizes are
+# 64-bit counts (2^80 bytes wrapped to nonsense), partitions at most partita-p2p's own limit,
+# 2^20, as results.py checks a result's (a count beyond a C int overflowed the model).
+MAX_BYTES = 1 << 62
+MAX_PARTITIONS = 1 << 20
 
 
 def parse_bytes(text: str) -> int:
@@ -25,8 +30,8 @@ def parse_size_range(text: str) -> tuple[int, int]:
         raise ValueError(f"'{text}' is not MIN:MAX (e.g. 4K:1M)")
     a, b = parse_bytes(lo), parse_bytes(hi)
     for v in (a, b):
-        if v < 1 or v & (v - 1):
-            raise ValueError(f"sizes must be powers of two of at least 1 byte (got {v} in '{text}')")
+        if v < 1 or v & (v - 1) or v > MAX_BYTES:
+            raise ValueError(f"sizes must be powers of two from 1 byte to {MAX_BYTES} (got {v} in '{text}')")
     if a > b:
         raise ValueError(f"MIN is larger than MAX in '{text}'")
     return a, b
@@ -40,13 +45,13 @@ def sizes_in(rng: tuple[int, int]) -> list[int]:
     return out
 
 
-def parse_int_list(text: str, what: str, minimum: int = 1) -> list[int]:
+def parse_int_list(text: str, what: str, minimum: int = 1, maximum: int = MAX_PARTITIONS) -> list[int]:
     try:
         vals = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise ValueError(f"{what} must be a comma-separated list of whole numbers (got '{text}')") from None
-    if not vals or any(v < minimum for v in vals):
-        raise ValueError(f"{what} must be whole numbers of at least {minimum} (got '{text}')")
+    if not vals or any(not minimum <= v <= maximum for v in vals):
+        raise ValueError(f"{what} must be whole numbers from {minimum} to {maximum} (got '{text}')")
     return vals
 
 

@@ -3,11 +3,13 @@ of run time, as the micro-benchmark study projected SNAP from its mpiP profile (
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..results import ResultError, load_result, load_run_dir
+from ..stats import number
 from .analysis import rank_shares
 from .reader import Trace
 
@@ -20,9 +22,12 @@ def amdahl(share: float, speedup: float) -> float:
     """Whole-run speedup when a part `share` (0..1) of the run becomes `speedup` times faster."""
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"share must be within 0..1, not {share}")
-    if speedup <= 0:
-        raise ValueError(f"speedup must be positive, not {speedup}")
-    return 1.0 / ((1.0 - share) + share / speedup)
+    if not 0 < speedup < math.inf:
+        raise ValueError(f"the speedup must be a positive finite number, not {speedup}")
+    time = (1.0 - share) + share / speedup   # the run's time after, as a fraction of before
+    if not 0 < time < math.inf:              # a speedup so close to 0 that the time overflows
+        raise ValueError(f"the speedup {speedup:g} is out of range: the projected run time is not a number")
+    return 1.0 / time
 
 
 @dataclass
@@ -46,6 +51,10 @@ def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection,
     seed's input); and the run as long as its slowest rank: the longest wall time before
     over the longest projected wall time after."""
     per = [Projection(s.rank, s.wall_us, s.p2p_us + s.partitioned_us, speedup) for s in rank_shares(trace)]
+    for r, p in zip(trace.ranks, per):
+        if not 0 <= p.p2p_us <= p.wall_us or p.wall_us <= 0:
+            raise ValueError(f"{r.path}: {p.p2p_us:.6g} us in point-to-point calls of {p.wall_us:.6g} us from "
+                             "MPI_Init to MPI_Finalize is no share of the run time")
     pooled = Projection(None, sum(p.wall_us for p in per), sum(p.p2p_us for p in per), speedup)
     after = max(p.wall_us / p.projected for p in per)
     slowest = max(p.wall_us for p in per) / after if after > 0 else 1.0
@@ -82,8 +91,9 @@ def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
                 variant = f"{variant} ({impl})"
             t = m["time_us"].get("samples") or []
             c = (m.get("compute_us") or {}).get("samples") or [0.0] * len(t)
+            # a sample that is not a finite number (null, NaN, a string) is no measurement
             comm.setdefault(name, {}).setdefault(variant, []).extend(
-                a - b for a, b in zip(t, c) if a is not None and b is not None)
+                a - b for a, b in zip(map(number, t), map(number, c)) if a is not None and b is not None)
     if run is not None and run not in comm:
         raise ResultError(f"{path}: no run named {run!r} (runs: {', '.join(comm) or 'none'})")
     for name in [run] if run is not None else list(comm):

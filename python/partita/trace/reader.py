@@ -182,8 +182,11 @@ def _obj(d: dict, key: str, where: str = "") -> dict:
 
 def _counters(d: dict, key: str, names: tuple[str, ...]) -> dict[str, int]:
     o = _obj(d, key)
-    return {k: _int(o, k, f"{key}.") for k in names} | {
-        k: v for k, v in o.items() if k not in names and isinstance(v, int)}
+    counters = {k: _int(o, k, f"{key}.") for k in names}
+    for k, v in counters.items():
+        if v < 0:   # a time or a count: a negative one is no measurement
+            raise _Bad(f"{key}.{k!r} must be at least 0, not {v}")
+    return counters | {k: v for k, v in o.items() if k not in names and isinstance(v, int)}
 
 
 def _rank_from(path: Path, doc) -> RankTrace:
@@ -234,6 +237,9 @@ def _request_from(q, i: int, rank: int, offset: int) -> Request:
                                          "type_size", "bytes")}
     if n["partitions"] < 1:
         raise _Bad(f"{where}'partitions' must be at least 1, not {n['partitions']}")
+    for k in ("count", "type_size"):
+        if n[k] < 0:
+            raise _Bad(f"{where}{k!r} must be at least 0, not {n[k]}")
     if n["bytes"] != n["partitions"] * n["count"] * n["type_size"]:
         raise _Bad(f"{where}'bytes' is {n['bytes']}, not partitions*count*type_size = "
                    f"{n['partitions'] * n['count'] * n['type_size']}")

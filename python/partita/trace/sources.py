@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-import re
+import math
 import statistics
 from pathlib import Path
 
 from ..model.experiments import Pattern
 from ..results import ResultError, load_result, load_run_dir
+from ..stats import number
 from .advise import Case
 from .analysis import RoundPattern, laggard_stats, min_delta_us, round_patterns, spread_others_us
 from .reader import Request, Trace, TraceError, load_trace
@@ -87,13 +88,19 @@ def _ranges(v: list[int]) -> str:
 
 # -- partita-p2p results ----------------------------------------------------------------------
 
-def _pattern(config: dict, threads: int) -> Pattern:
+def _pattern(config: dict, threads: int, origin: str) -> Pattern:
     """The ready pattern partita-p2p's noise model makes: one late thread (delay:US,
     single) or all threads alike (none, uniform, gaussian)."""
     noise = str(config.get("noise") or "none")
-    m = re.match(r"delay:([0-9.]+)", noise)
-    if m:
-        return Pattern("laggard", float(m.group(1)), threads)
+    if noise.startswith("delay:"):
+        # partita-p2p writes delay:%gus (delay:1e+06us for a second); adapt-bench delay:%g
+        try:
+            delay = float(noise[len("delay:"):].removesuffix("us"))
+        except ValueError:
+            delay = math.nan
+        if not 0 <= delay < math.inf:
+            raise SourceError(f"{origin}: config 'noise' is {noise!r}, expected delay:<microseconds >= 0>")
+        return Pattern("laggard", delay, threads)
     if noise.startswith("single"):
         return Pattern("laggard", 0.0, threads)
     return Pattern("all", 0.0)
@@ -118,10 +125,11 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
         if "t_part_us" not in metrics or "t_last_us" not in metrics:
             continue
         P, total, T = int(case["partitions"]), int(case["bytes"]), int(case.get("threads") or 1)
-        pattern = _pattern(config, T)
+        pattern = _pattern(config, T, origin)
         rounds = []
         for tp, tl in zip(metrics["t_part_us"].get("samples") or [], metrics["t_last_us"].get("samples") or []):
-            if tp is None or tl is None:
+            tp, tl = number(tp), number(tl)
+            if tp is None or tl is None:  # null (the harness's missing sample), NaN, infinite, not a number
                 continue
             ready = pattern.ready(P, max(0.0, tp - tl))
             threads = [u % T for u in range(P)] if pattern.name == "laggard" else [0] * P

@@ -29,5 +29,8 @@ def draw(trace_dir: Path) -> tuple[bytes, str]:
         raise TraceUnavailable(f"{trace_dir}: the trace holds no partitioned send request to draw")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "arrivals.png"
-        plot_arrivals(trace, out)
+        try:
+            plot_arrivals(trace, out)
+        except ValueError as e:  # e.g. no send request with a recorded round
+            raise TraceUnavailable(str(e)) from e
         return out.read_bytes(), "; ".join(brief_line(a) for a in analyses) + "."
