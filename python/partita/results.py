@@ -114,6 +114,17 @@ def _check_case(path: Path, i: int, case, benchmark: str | None) -> None:
             raise ResultError(f"{where}: metric {name!r}: 'samples' is not a list")
 
 
+def replaces_input(out: Path, folders: Collection[Path]) -> bool:
+    """Whether writing `out` would replace a JSON file inside one of `folders` (a result,
+    manifest or rank file the command reads): an output must never destroy its input."""
+    try:
+        target = out.resolve()
+        return target.suffix == ".json" and target.is_file() and any(
+            target.is_relative_to(f.resolve()) for f in folders)
+    except OSError:
+        return False
+
+
 def is_params_file(path: Path) -> bool:
     """Whether a run's output is a LogGP parameter file (a suite's partita-loggp run)."""
     try:

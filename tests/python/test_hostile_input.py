@@ -654,3 +654,21 @@ def test_pooling_leaves_out_a_launch_of_no_sample():
     from partita.pooling import pooled_summary
     s = pooled_summary([1.9, 2.0, 2.1] * 2, [{"summary": {"n": 6, "median": 2.0}}, {"summary": {"n": 0, "median": 50.0}}])
     assert s["launch_medians"] == [2.0] and s["ci95_hi"] < 50, s
+
+
+def test_an_output_never_replaces_an_input(tmp_path):
+    # `report -o R/manifest.json` wrote the report over the manifest it had just read, and
+    # `trace export T --perfetto T/rank-00000.json` the timeline over the rank file
+    folder = tmp_path / "r"
+    results_folder(folder, json.dumps(result_doc()))
+    manifest = (folder / "manifest.json").read_text()
+    for target in ("manifest.json", "p2p-native.json"):
+        assert_clean_error(run_cli("report", str(folder), "-o", str(folder / target)), "report", 2, target)
+    assert (folder / "manifest.json").read_text() == manifest
+    trace = tmp_path / "t"
+    trace.mkdir()
+    rank = trace / "rank-00000.json"
+    rank.write_text("{}")
+    assert_clean_error(run_cli("trace", "export", str(trace), "--perfetto", str(rank)), "trace export", 2,
+                       "rank-00000.json")
+    assert rank.read_text() == "{}"

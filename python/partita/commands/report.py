@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..report import ReportError, write_report
+from ..results import replaces_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     out = args.output or args.folders[0] / "report.html"
+    if replaces_input(out, args.folders + ([args.trace] if args.trace else [])):
+        print(f"partita report: error: -o {out} is one of the files the report reads; give another file",
+              file=sys.stderr)
+        return 2
     if args.trace is not None and not args.trace.is_dir():
         print(f"partita report: error: {args.trace}: not a trace folder", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..launch import INTERPOSER, BuildInfo, LaunchError, child_env
 from ..model import ModelError
 from ..model.options import load_params
+from ..results import replaces_input
 from ..runner import results_folder
 from ..trace.analysis import analyse
 from ..trace.reader import RANK_GLOB, TraceError, load_trace
@@ -170,6 +171,10 @@ def export(argv: list[str]) -> int:
     a = p.parse_args(argv)
     if a.perfetto is None and a.plot is None:
         p.error("nothing to export: give --perfetto FILE and/or --plot FILE")
+    if a.perfetto is not None and replaces_input(a.perfetto, [a.folder]):
+        print(f"{prog}: error: --perfetto {a.perfetto} is one of the trace's own files; give another file",
+              file=sys.stderr)
+        return 2
     trace = _load(prog, a.folder)
     if trace is None:
         return 2
