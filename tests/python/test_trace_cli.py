@@ -69,6 +69,11 @@ def test_trace_without_command_or_with_nothing_written(tmp_path):
     p = run_cli("trace", "--out", str(tmp_path / "o"), "--", "true", timeout=120)
     no_traceback(p)
     assert p.returncode != 0 and "partita trace: error:" in p.stderr
+    assert not (tmp_path / "o").exists(), "the empty trace folder it made was left behind"
+    kept = tmp_path / "kept"  # a folder that was there before is the user's: it stays
+    kept.mkdir()
+    p = run_cli("trace", "--out", str(kept), "--", "true", timeout=120)
+    assert p.returncode != 0 and kept.is_dir()
     p = run_cli("trace", "export", str(tmp_path), timeout=120)
     assert p.returncode == 2 and "nothing to export" in p.stderr
 

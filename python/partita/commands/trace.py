@@ -93,6 +93,7 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
     folder = (out or results_folder(Path("results"), "trace")).resolve()
     if folder.is_dir() and any(folder.glob(RANK_GLOB)):
         return fail(f"{folder} already holds a trace ({RANK_GLOB}); give another --out")
+    made = not folder.exists()  # removed again, if still empty, when the program writes no trace
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # a file of that name, a file on the way, no permission
@@ -101,6 +102,14 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
     env = child_env({"LD_PRELOAD": preload, "PARTITA_TRACE": str(folder)})
     if with_partita:
         print(f"{PROG}: libpartita-mpi.so is preloaded: tracer {order} it", file=sys.stderr)
+    rc = trace_command(command, env, folder)
+    if made and not any(folder.iterdir()):  # nothing written: no empty results folder left behind
+        folder.rmdir()
+    return rc
+
+
+def trace_command(command: list[str], env: dict, folder: Path) -> int:
+    """Run the command with the tracer and print what its trace shows (or why there is none)."""
     try:
         rc = subprocess.run(command, env=env).returncode
     except FileNotFoundError:
