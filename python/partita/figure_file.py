@@ -7,11 +7,14 @@ from pathlib import Path
 def save_figure(fig, path, dpi: int = 120):
     """Write fig to path (a file name, or a binary file object) and close it. A name without a
     suffix gets .png, which is what matplotlib writes there, so the name returned is the file's.
-    Raises ValueError for a suffix matplotlib cannot write, OSError when it cannot write."""
+    Raises ValueError for a folder or a suffix matplotlib cannot write, OSError when it cannot write."""
     import matplotlib.pyplot as plt
 
     if isinstance(path, (str, Path)):
         path = Path(path)
+        if path.is_dir():  # it wrote DIR.png beside the folder
+            plt.close(fig)
+            raise ValueError(f"{path} is a folder; name the figure's file (e.g. {path / 'figure.png'})")
         if not path.suffix:
             path = path.with_suffix(".png")
     try:

@@ -43,6 +43,8 @@ class BuildInfo:
     def find(cls, path: str | os.PathLike | None = None) -> "BuildInfo":
         """Read partita-build.json from `path`, $PARTITA_BUILD, or ./build."""
         candidates = []
+        if path is not None and not str(path):  # --build '' quietly meant the default build
+            raise LaunchError("the build folder is empty (--build ''): name the folder that holds partita-build.json")
         if path:
             candidates.append(Path(path))
         elif os.environ.get("PARTITA_BUILD"):

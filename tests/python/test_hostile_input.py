@@ -672,3 +672,13 @@ def test_an_output_never_replaces_an_input(tmp_path):
     assert_clean_error(run_cli("trace", "export", str(trace), "--perfetto", str(rank)), "trace export", 2,
                        "rank-00000.json")
     assert rank.read_text() == "{}"
+
+
+def test_a_plot_named_after_a_folder_and_an_empty_build_are_errors(tmp_path):
+    # `model --plot DIR` wrote DIR.png beside the folder; `--build ''` quietly meant the default build
+    folder = tmp_path / "figs"
+    folder.mkdir()
+    p = run_cli("model", "-m", "1K:4K", "-p", "4", "--plot", str(folder))
+    assert "Traceback" not in p.stderr and p.returncode == 2 and "is a folder" in p.stderr, p.stderr
+    assert not (tmp_path / "figs.png").exists()
+    assert_clean_error(run_cli("model", "--build", "", "-m", "1K:4K", "-p", "4"), "model", 2, "--build ''")

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        build = BuildInfo.find(args.build) if args.build or args.validate else None
+        build = BuildInfo.find(args.build) if args.build is not None or args.validate else None
         library(build.lib_dir if build else None)
         params = load_params(args.params, PROG)
         # refused rather than ignored: an option that would do nothing
