@@ -22,6 +22,20 @@ static int any_ours(int count, const MPI_Request reqs[])
     return 0;
 }
 
+/* The count and request array of a request-array call, then its out-arguments a and b
+ * (named name_a and name_b; a NULL name: not written by this call): MPI_SUCCESS or the
+ * error of the first bad one (pt_check_array, pt_fail_null). */
+static int check_array_call(const char *call, int count, const MPI_Request reqs[], const char *name_a,
+                            const void *a, const char *name_b, const void *b)
+{
+    int bad = pt_check_array(call, count, reqs);
+    if (bad == MPI_SUCCESS && name_a && !a)
+        bad = pt_fail_null(call, name_a);
+    if (bad == MPI_SUCCESS && name_b && !b)
+        bad = pt_fail_null(call, name_b);
+    return bad;
+}
+
 static void pause_between_sweeps(unsigned sweep)
 {
     if (sweep > 64)
@@ -152,9 +166,9 @@ int Partita_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 int Partita_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     pt_enter("MPI_Testall");
-    int bad = pt_check_array("MPI_Testall", count, reqs);
-    if (bad != MPI_SUCCESS || !flag)
-        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Testall", "flag");
+    int bad = check_array_call("MPI_Testall", count, reqs, "flag", flag, NULL, NULL);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(count, reqs))
         return PMPI_Testall(count, reqs, flag, statuses);
     /* All or nothing: look at ours without completing them first. */
@@ -236,9 +250,9 @@ static int testany_sweep(int count, MPI_Request reqs[], int *index, int *flag, M
 int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     pt_enter("MPI_Testany");
-    int bad = pt_check_array("MPI_Testany", count, reqs);
-    if (bad != MPI_SUCCESS || !index || !flag)
-        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Testany", index ? "flag" : "index");
+    int bad = check_array_call("MPI_Testany", count, reqs, "index", index, "flag", flag);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(count, reqs))
         return PMPI_Testany(count, reqs, index, flag, status);
     return testany_sweep(count, reqs, index, flag, status);
@@ -247,9 +261,9 @@ int Partita_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_St
 int Partita_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     pt_enter("MPI_Waitany");
-    int bad = pt_check_array("MPI_Waitany", count, reqs);
-    if (bad != MPI_SUCCESS || !index)
-        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Waitany", "index");
+    int bad = check_array_call("MPI_Waitany", count, reqs, "index", index, NULL, NULL);
+    if (bad != MPI_SUCCESS)
+        return bad;
     if (!any_ours(count, reqs) && !pt_background_pending())
         return PMPI_Waitany(count, reqs, index, status);
     for (unsigned sweep = 0;; sweep++) {
@@ -309,20 +323,11 @@ static int testsome_sweep(int incount, MPI_Request reqs[], int *outcount, int in
     return err;
 }
 
-/* Testsome and Waitsome write outcount, and indices when incount > 0. */
-static int check_some(const char *call, int incount, const MPI_Request reqs[], const int *outcount,
-                      const int indices[])
-{
-    int bad = pt_check_array(call, incount, reqs);
-    if (bad == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
-        bad = pt_fail_null(call, outcount ? "array_of_indices" : "outcount");
-    return bad;
-}
-
 int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     pt_enter("MPI_Testsome");
-    int bad = check_some("MPI_Testsome", incount, reqs, outcount, indices);
+    int bad = check_array_call("MPI_Testsome", incount, reqs, "outcount", outcount,
+                               incount > 0 ? "array_of_indices" : NULL, indices);
     if (bad != MPI_SUCCESS)
         return bad;
     if (!any_ours(incount, reqs))
@@ -333,7 +338,8 @@ int Partita_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices
 int Partita_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     pt_enter("MPI_Waitsome");
-    int bad = check_some("MPI_Waitsome", incount, reqs, outcount, indices);
+    int bad = check_array_call("MPI_Waitsome", incount, reqs, "outcount", outcount,
+                               incount > 0 ? "array_of_indices" : NULL, indices);
     if (bad != MPI_SUCCESS)
         return bad;
     if (!any_ours(incount, reqs) && !pt_background_pending())
@@ -365,9 +371,9 @@ int Partita_Request_get_status(MPI_Request request, int *flag, MPI_Status *statu
 int Partita_Request_get_status_all(int count, const MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     pt_enter("MPI_Request_get_status_all");
-    int bad = pt_check_array("MPI_Request_get_status_all", count, reqs);
-    if (bad != MPI_SUCCESS || !flag)
-        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Request_get_status_all", "flag");
+    int bad = check_array_call("MPI_Request_get_status_all", count, reqs, "flag", flag, NULL, NULL);
+    if (bad != MPI_SUCCESS)
+        return bad;
     *flag = 1;
     for (int i = 0; i < count; i++) {
         int f = 0;
@@ -392,9 +398,9 @@ int Partita_Request_get_status_any(int count, const MPI_Request reqs[], int *ind
                                    MPI_Status *status)
 {
     pt_enter("MPI_Request_get_status_any");
-    int bad = pt_check_array("MPI_Request_get_status_any", count, reqs);
-    if (bad != MPI_SUCCESS || !index || !flag)
-        return bad != MPI_SUCCESS ? bad : pt_fail_null("MPI_Request_get_status_any", index ? "flag" : "index");
+    int bad = check_array_call("MPI_Request_get_status_any", count, reqs, "index", index, "flag", flag);
+    if (bad != MPI_SUCCESS)
+        return bad;
     *index = MPI_UNDEFINED;
     *flag = 0;
     int active = 0;
@@ -423,7 +429,8 @@ int Partita_Request_get_status_some(int incount, const MPI_Request reqs[], int *
                                     MPI_Status statuses[])
 {
     pt_enter("MPI_Request_get_status_some");
-    int bad = check_some("MPI_Request_get_status_some", incount, reqs, outcount, indices);
+    int bad = check_array_call("MPI_Request_get_status_some", incount, reqs, "outcount", outcount,
+                               incount > 0 ? "array_of_indices" : NULL, indices);
     if (bad != MPI_SUCCESS)
         return bad;
     int out = 0, active = 0;
