@@ -179,6 +179,33 @@ def check_launcher(launcher: str | None) -> None:
         raise LaunchError(f"--launcher {launcher!r}: no such program {words[0]!r}")
 
 
+# Ranks that all start on this machine (no launcher placing them elsewhere) share its cores,
+# oversubscribed: RANKS_PER_CORE per core is far more than any timing survives, and a count
+# beyond it is a typo (--np 2000 for 20) that would start thousands of processes.
+RANKS_PER_CORE = 16
+MPI_MAX_RANKS = 2**31 - 1  # ranks are C ints
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_rank_count(np: int, what: str, on_this_machine: bool) -> None:
+    """LaunchError when np ranks cannot be launched: more than an MPI job can have, or, when they
+    all start on this machine, more than RANKS_PER_CORE per usable core. `what` names the count."""
+    if np > MPI_MAX_RANKS:
+        raise LaunchError(f"{what}: more ranks than an MPI job can have (at most {MPI_MAX_RANKS})")
+    if on_this_machine:
+        cores = usable_cores()
+        if np > RANKS_PER_CORE * cores:
+            raise LaunchError(f"{what}: more ranks than this machine can start (at most {RANKS_PER_CORE * cores}: "
+                              f"{RANKS_PER_CORE} per core, {cores} core(s); --launcher places ranks on other nodes)")
+
+
 def launch_command(build: BuildInfo, program: str, args: list[str], np: int,
                    env: dict[str, str], launcher: str | None = None) -> list[str]:
     """The command line that runs `program` on np ranks with `env` exported. Without a

@@ -219,6 +219,17 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "give either --partitions or --partition-size, not both");
     if (!cfg.parts.n && !cfg.part_sizes.n)
         cfg.parts = (pt_int_list){.n = 5, .v = {1, 8, 64, 512, 4096}};
+    /* only the random scheme draws from the seed: without it, --seed would be ignored */
+    int random_scheme = 0;
+    char schemes[128] = "";
+    for (int i = 0; i < cfg.schemes.n; i++) {
+        random_scheme |= cfg.schemes.v[i] == MECH_SCHEME_RANDOM;
+        size_t used = strlen(schemes);
+        snprintf(schemes + used, sizeof schemes - used, "%s%s", i ? "," : "", mech_scheme_names[cfg.schemes.v[i]]);
+    }
+    if (cfg.seed_option->given && !random_scheme)
+        pt_fail(&ctx, "--seed applies to the random scheme only, which --scheme does not list (--scheme %s): add it, "
+                "e.g. --scheme %s,random", schemes, schemes);
     if (cfg.sizes.max > MAX_BUFFER_BYTES)
         pt_fail(&ctx, "--message-size: at most %zu bytes (got %zu)", MAX_BUFFER_BYTES, cfg.sizes.max);
     int kinds[MECH_NKINDS];

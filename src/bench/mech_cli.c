@@ -91,7 +91,8 @@ void mech_configure(pt_cli *cli, mech_config *cfg)
         "              MPI_Start, MPI_Wait); only when the MPI library has MPI_Psend_init\n"
         "T threads (--threads) mark the partitions in one of the loop schemes:\n"
         "  ltr           0, 1, ..., P-1; thread t marks the t-th of T contiguous blocks\n"
-        "  random        a permutation drawn per round from --seed; thread t marks the t-th block of it\n"
+        "  random        a permutation drawn per round from --seed (the only scheme that uses it; --seed without\n"
+        "                random in --scheme is refused); thread t marks the t-th block of it\n"
         "  neighborhood  partitions are the cells of a rows x cols grid (rows: the largest divisor of P not\n"
         "                above sqrt(P)); every thread marks its block of the border cells, then of the interior\n"
         "Every round: a barrier, then the sender stamps its start and marks; the receiver (same threads, same\n"
@@ -115,6 +116,8 @@ void mech_configure(pt_cli *cli, mech_config *cfg)
                   "all available");
     pt_add_custom(cli, "scheme", 0, &cfg->schemes, "NAME[,...]", "loop schemes: ltr, random, neighborhood",
                   parse_name_list, "ltr");
-    pt_add_int(cli, "seed", 0, &cfg->seed, "N", "random seed of the random scheme", 0, 2147483647);
+    cfg->seed_option = pt_add_int(cli, "seed", 0, &cfg->seed, "N",
+                                  "random seed of the random scheme (refused when --scheme does not list random)", 0,
+                                  2147483647);
     pt_common_options(cli, &cfg->c, PT_COMMON_ITER | PT_COMMON_VALIDATE | PT_COMMON_THREADS | PT_COMMON_OUTPUT);
 }

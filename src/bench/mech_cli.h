@@ -27,6 +27,7 @@ typedef struct mech_config {
     mech_name_list mechs;      /* n == 0: every available mechanism */
     mech_name_list schemes;
     int seed;
+    const pt_option *seed_option; /* its given: --seed was on the command line */
 } mech_config;
 
 extern const char *const mech_scheme_names[]; /* NULL-terminated, in mech_scheme order */

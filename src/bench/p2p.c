@@ -97,6 +97,8 @@ static void configure(pt_cli *cli, p2p_config *cfg)
         "consecutive partitions; the receiver polls MPI_Parrived). Cases with\n"
         "m smaller than P or Q bytes, or m not divisible by P and Q, are skipped and listed as skipped (a command\n"
         "line where every case would be skipped is refused).\n"
+        "Noise: single, uniform and gaussian scale --compute, so they need --compute > 0 (refused with --compute 0);\n"
+        "delay:US adds US to one thread's compute, with or without --compute (--compute 0: that thread alone is late).\n"
         "Metrics (per iteration, then median / p05 / p95 / mean / stdev / 95% CI of the median):\n"
         "  overhead      t_part / t_pt2pt (first Pready start to last arrival, over one send's join to arrival)\n"
         "  perceived-bw  m / (last arrival - start of the last Pready), MB/s\n"
@@ -542,6 +544,14 @@ int main(int argc, char **argv)
         if (cfg.parts.v[i] < c->threads)
             pt_fail(&ctx, "--partitions %d is smaller than --threads %d: every thread needs at least one partition",
                     cfg.parts.v[i], c->threads);
+    /* single, uniform and gaussian scale the compute time: of none they make none. delay adds its
+     * microseconds to it, so with no compute it still makes one thread late (the model's laggard). */
+    if (c->compute_us == 0.0 && c->noise.kind != PT_NOISE_NONE && c->noise.kind != PT_NOISE_DELAY) {
+        char model[64];
+        pt_noise_format(&c->noise, model, sizeof model);
+        pt_fail(&ctx, "--noise %s scales the compute time, which is 0 (--compute 0): give --compute US, or --noise "
+                "delay:US for one thread US late", model);
+    }
     /* the reference MPI_Send carries the whole message in one int count of bytes */
     if (cfg.sizes.max > (size_t)INT_MAX)
         pt_fail(&ctx, "--message-size: at most 1G bytes (got %zu): the reference MPI_Send of m bytes takes an int "

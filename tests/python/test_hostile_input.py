@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import pytest
 
@@ -135,6 +136,70 @@ def test_run_in_which_nothing_ran_fails(tmp_path, build_dir):
     # and so does the error: a reader sees why without opening the manifest
     reasons = [l for l in p.stderr.splitlines() if l.startswith("  unavailable: ")]
     assert len(reasons) == 1 and "partita-no-such-program" in reasons[0], p.stderr
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """partita run in-process, its suite run replaced: the np of every suite run is recorded and nothing is launched."""
+    from partita.commands import run as run_command
+    from partita.launch import LaunchError
+
+    recorded = []
+
+    def fake_run_suite(suite, build, out, np, *rest, **kw):
+        recorded.append(np)
+        raise LaunchError("stopped by the test before launching")
+
+    monkeypatch.setattr(run_command, "run_suite", fake_run_suite)
+    monkeypatch.delenv("PARTITA_LAUNCHER", raising=False)
+    return recorded
+
+
+def run_in_process(capsys, *args):
+    from partita import cli
+
+    rc = cli.main(["run", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# The ranks of a run without --launcher all start on this machine: at most 16 per core it may use
+# (docs/suites.md). Before that limit, --np 100000 went to mpiexec as it was.
+LOCAL_RANK_LIMIT = 16 * len(os.sched_getaffinity(0))
+
+
+def test_run_refuses_more_ranks_than_this_machine_can_start(tmp_path, build_dir, launches, capsys):
+    rc, out, err = run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out"), "--np", "100000")
+    assert rc == 2 and launches == [] and not (tmp_path / "out").exists(), (out, err)
+    assert err.startswith(f"partita run: error: --np 100000: more ranks than this machine can start (at most "
+                          f"{LOCAL_RANK_LIMIT}: 16 per core"), err
+    assert len(err.splitlines()) == 1, err
+    # the largest allowed count is launched
+    rc, out, err = run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out"),
+                                  "--np", str(LOCAL_RANK_LIMIT))
+    assert launches == [LOCAL_RANK_LIMIT], (out, err)
+
+
+def test_run_refuses_a_suite_run_with_more_ranks_than_this_machine_can_start(tmp_path, build_dir, launches, capsys):
+    suite = tmp_path / "big.toml"
+    suite.write_text('[[run]]\nname = "wide"\nprogram = "partita-halo3d"\nnp = 100000\n')
+    rc, out, err = run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out"), "--suite", str(suite))
+    assert rc == 2 and launches == [] and not (tmp_path / "out").exists(), (out, err)
+    assert err.startswith(f"partita run: error: run 'wide' of suite {suite}: np = 100000: more ranks than this machine "
+                          f"can start (at most {LOCAL_RANK_LIMIT}"), err
+    # --np replaces the suite's count
+    run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out"), "--suite", str(suite), "--np", "4")
+    assert launches == [4]
+
+
+def test_run_with_a_launcher_places_ranks_elsewhere(tmp_path, build_dir, launches, capsys):
+    # the launcher (e.g. srun) decides where ranks go: only a count no MPI rank can carry is refused
+    rc, out, err = run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out"), "--launcher", "env",
+                                  "--np", "100000")
+    assert launches == [100000], (out, err)
+    rc, out, err = run_in_process(capsys, "--build", build_dir, "--out", str(tmp_path / "out2"), "--launcher", "env",
+                                  "--np", str(2**31))
+    assert rc == 2 and launches == [100000] and "--np 2147483648: more ranks than an MPI job can have" in err, err
 
 
 # -- LogGP parameter files -------------------------------------------------------------------

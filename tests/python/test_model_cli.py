@@ -118,15 +118,38 @@ def test_model_options_that_would_be_ignored_are_refused(tmp_path, args, why):
 def test_validate_json_that_cannot_be_written_is_a_clear_error(tmp_path, monkeypatch, capsys):
     from partita import cli
 
+    folder = tmp_path / "out"
+    folder.mkdir()
+
     def fake_run(build, impl, pattern, P, lo, hi, iters, warm):
+        # the folder, there when the run started, goes away while it measures: a file there now
+        if folder.is_dir():
+            folder.rmdir()
+            folder.write_text("")
         return {m: {"t_part_us": {"summary": {"median": 10.0}}, "t_last_us": {"summary": {"median": 5.0}}}
                 for m in (lo, hi)}
 
     monkeypatch.setattr(validation, "run_cases", fake_run)
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
     rc = cli.main(["model", "--validate", "-m", "16K:32K", "-p", "4", "--delays", "50",
-                   "--json", str(blocker / "cases.json")])
+                   "--json", str(folder / "cases.json")])
     out, err = capsys.readouterr()
     assert rc == 2 and "median absolute error" in out      # the measurements were printed first
-    assert f"partita model: error: cannot write {blocker / 'cases.json'}" in err, err
+    assert f"partita model: error: cannot write {folder / 'cases.json'}" in err, err
+
+
+@pytest.mark.parametrize("where, why", [
+    ("no-such-folder/cases.json", "does not exist"),
+    ("a-file/cases.json", "is not a folder"),
+])
+def test_validate_json_whose_folder_is_missing_is_refused_before_measuring(tmp_path, monkeypatch, capsys, where, why):
+    """The folder of --json was only found missing when the results were written, after every measurement."""
+    from partita import cli
+
+    measured = []
+    monkeypatch.setattr(validation, "run_cases", lambda *a: measured.append(a) or {})
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / where
+    rc = cli.main(["model", "--validate", "-m", "16K:32K", "-p", "4", "--delays", "50", "--json", str(target)])
+    out, err = capsys.readouterr()
+    assert rc == 2 and measured == [] and out == "", (out, err)
+    assert err == f"partita model: error: --json {target}: the folder {target.parent} {why}\n", err

@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quantile", type=float, default=0.5,
                    help="--validate: quantile of the measured iterations compared with the model (default 0.5, the "
                    "median; e.g. 0.1 on a busy machine, where other processes only ever add time)")
-    p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here")
+    p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here (its "
+                   "folder must exist: checked before measuring)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
     p.set_defaults(func=main)
 
@@ -106,6 +107,11 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
         raise ValueError("--quantile must be in [0, 1]")
     if args.json is not None and args.json.is_dir():
         raise ValueError(f"{args.json} is a directory; --json needs a file name")
+    # checked before the measurements, which take minutes: the file is written after them
+    if args.json is not None and not args.json.parent.is_dir():
+        folder = args.json.parent
+        why = "is not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"--json {args.json}: the folder {folder} {why}")
     print(f"LogGP parameters: {params.source}")
     warn_if_busy(PROG)
     cases = validate(build, params, rng, parts, delays, args.iterations, max(2, args.iterations // 10),

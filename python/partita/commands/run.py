@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from .. import cluster
-from ..launch import BuildInfo, LaunchError, check_launcher, parse_impl
+from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_rank_count, parse_impl
 from ..report import explain_run
 from ..runner import results_folder, run_suite
 from ..suite import SuiteError, builtin_suites, load_suite
@@ -28,7 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--suite", default="quick", help="suite name or TOML file (default: quick)")
     p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
-    p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most)")
+    p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most). When every "
+                   "rank starts on this machine (no --launcher or $PARTITA_LAUNCHER; or --cluster, whose hosts are "
+                   f"this machine), at most {RANKS_PER_CORE} per core it may use (oversubscribed): a larger count, "
+                   "here or in a suite run, is refused before anything is launched")
     p.add_argument("--launcher", help="launch with this command instead of mpiexec, e.g. 'srun' (gets -n NP)")
     p.add_argument("--cluster", metavar="emulated:HOSTS[:RATE]",
                    help="run across an emulated cluster on this machine (root; docs/two-hosts.md), e.g. "
@@ -64,6 +68,13 @@ def main(args: argparse.Namespace) -> int:
         if args.cluster and args.launcher:
             raise LaunchError("--cluster and --launcher exclude each other")
         check_launcher(args.launcher)
+        # without a launcher of their own (--cluster's hosts are this machine too) every rank starts here
+        here = bool(args.cluster) or not (args.launcher or os.environ.get("PARTITA_LAUNCHER"))
+        if args.np is not None:
+            check_rank_count(args.np, f"--np {args.np}", here)
+        else:
+            for spec in suite.runs:
+                check_rank_count(spec.np, f"run '{spec.name}' of suite {args.suite}: np = {spec.np}", here)
         if args.cluster:
             spec, launcher = cluster.parse_spec(args.cluster), cluster.launcher(build)
             with cluster.session(spec, log=sys.stdout) as where:

@@ -38,17 +38,18 @@ void pt_require_memory(pt_ctx *ctx, double bytes, const char *what)
     /* the ranks of one node share its memory: compare their sum */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    double on_node = 0.0;
+    double on_node = 0.0, most = 0.0; /* ranks may need different amounts (rank 0 keeps more samples) */
     int ranks = 1;
     MPI_Allreduce(&bytes, &on_node, 1, MPI_DOUBLE, MPI_SUM, node);
+    MPI_Allreduce(&bytes, &most, 1, MPI_DOUBLE, MPI_MAX, node);
     MPI_Comm_size(node, &ranks);
     MPI_Comm_free(&node);
     double have = node_memory_bytes();
-    char msg[256] = "";
+    char msg[512] = "";
     int failed = have > 0.0 && on_node > have;
     if (failed)
-        snprintf(msg, sizeof msg, "%s need %.3g GiB per rank, %.3g GiB for the %d rank(s) of this node, which has "
-                 "%.3g GiB available: use smaller sizes or fewer ranks per node", what, bytes / GIB, on_node / GIB,
+        snprintf(msg, sizeof msg, "%s need up to %.3g GiB per rank, %.3g GiB for the %d rank(s) of this node, which "
+                 "has %.3g GiB available: use smaller sizes or fewer ranks per node", what, most / GIB, on_node / GIB,
                  ranks, have / GIB);
     pt_check_all(ctx, failed, msg);
 }

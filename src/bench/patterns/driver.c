@@ -124,6 +124,12 @@ void pat_run_case(pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_
     r->validated = validated;
 }
 
+double pat_samples_footprint(const pt_ctx *ctx, const pt_common *c)
+{
+    double sets = ctx->rank == 0 ? 3.0 : 1.0;
+    return sets * PAT_NPHASES * (double)c->iterations * sizeof(double);
+}
+
 void pat_result_free(pat_result *r)
 {
     for (int p = 0; p < PAT_NPHASES; p++)

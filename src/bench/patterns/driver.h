@@ -56,6 +56,10 @@ typedef struct pat_result {
 void pat_run_case(pt_ctx *ctx, const pt_common *c, const pat_case_ops *ops, pat_counter *cnt,
                   long long payload, long long padding, pat_result *r);
 void pat_result_free(pat_result *r);
+/* Bytes of the samples pat_run_case allocates on this rank for c->iterations timed iterations
+ * (rank 0 three sets: its own, the maximum over ranks and the result's; one case at a time):
+ * what each program adds to its buffers in pt_require_memory. A double: it never overflows. */
+double pat_samples_footprint(const pt_ctx *ctx, const pt_common *c);
 
 /* Output. The program writes its own preamble/config between begin and cases:
  * text: pt_text_preamble + "# ..." lines, then pat_report_header; JSON:

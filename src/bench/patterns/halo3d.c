@@ -138,7 +138,8 @@ int main(int argc, char **argv)
     char err[256] = "";
     if (pat_grid_setup(&grid, 3, ctx.size, ctx.rank, &h.dims, &h.cells, h.scaling == 1, &h.periodic, err, sizeof err))
         pt_fail(&ctx, "%s", err);
-    pt_require_memory(&ctx, pat_field_footprint(grid.local, 1, h.fields), "the cells and message buffers (--grid, --fields)");
+    pt_require_memory(&ctx, pat_field_footprint(grid.local, 1, h.fields) + pat_samples_footprint(&ctx, c),
+                      "the cells and message buffers (--grid, --fields) and the samples (--iterations)");
     int face = min_face_cells(&grid);
     if (face > 0 && c->threads > face)
         pt_fail(&ctx, "more threads (%d) than cells in the smallest exchanged face (%d)", c->threads, face);

@@ -128,8 +128,8 @@ int main(int argc, char **argv)
     char err[256] = "";
     if (pat_grid_setup(&grid, 3, ctx.size, ctx.rank, &s.dims, &s.cells, s.scaling == 0, &s.periodic, err, sizeof err))
         pt_fail(&ctx, "%s", err);
-    pt_require_memory(&ctx, pat_field_footprint(grid.local, s.ghost, s.vars),
-                      "the cells and message buffers (--grid, --ghost, --vars)");
+    pt_require_memory(&ctx, pat_field_footprint(grid.local, s.ghost, s.vars) + pat_samples_footprint(&ctx, c),
+                      "the cells and message buffers (--grid, --ghost, --vars) and the samples (--iterations)");
     long long owned = (long long)grid.local[0] * grid.local[1] * grid.local[2];
     if (c->threads > owned)
         pt_fail(&ctx, "more threads (%d) than cells per rank (%lld)", c->threads, owned);

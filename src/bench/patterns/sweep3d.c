@@ -456,7 +456,8 @@ int main(int argc, char **argv)
                                     : "the y face of a k-block (--grid, --kba, --values)");
     }
     pt_require_int_count(&ctx, (double)(grid.local[2] / s.kba) * c->threads, "the partitions of a request (k-blocks x threads)");
-    pt_require_memory(&ctx, buffer_bytes(&s, &grid, c->threads), "the face buffers (--grid, --kba, --values, --threads)");
+    pt_require_memory(&ctx, buffer_bytes(&s, &grid, c->threads) + pat_samples_footprint(&ctx, c),
+                      "the face buffers (--grid, --kba, --values, --threads) and the samples (--iterations)");
     for (int i = 0; i < s.modes.n; i++)
         if (s.modes.v[i] == MODE_PARTITIONED && !PARTITA_NATIVE_PARTITIONED)
             pt_fail(&ctx, "mode partitioned: this MPI library has no partitioned communication");
