@@ -33,6 +33,8 @@ summarises, per (size, partitions):
 Run it under the machine's benchmark lock, e.g.
   flock LOCKFILE .venv/bin/python scripts/adapt-bench.py -n 5 --out adapt.jsonl -- -m 4K:4M -f 4 -i 60 -x 40
 (arguments after -- go to partita-adapt-bench). --from FILE summarises a saved run again.
+Over another transport, name libpartita's implementations POLICY@TRANSPORT and pass
+--transport: -I native,single,bulk@fabric,model@fabric,adaptive@fabric ... --transport fabric.
 Each launch runs on 2 ranks with the build's own MPI launcher (partita-build.json, or
 $PARTITA_LAUNCHER, as `partita run`); one that outlasts --timeout is killed with the
 ranks it started and ends the campaign with one line.
@@ -137,9 +139,31 @@ def wider_spread(mine, ref) -> bool:
     return spread(list(mine)) > spread(list(ref))
 
 
+def over_transport(rows: list[dict], transport: str | None) -> list[dict]:
+    """The rows of one transport's libpartita implementations, named without it: with transport T,
+    POLICY@T is read as POLICY, and libpartita rows of other transports are left out (native and
+    single, the MPI library's own, stay). Without one, the rows as they are."""
+    if not transport:
+        return rows
+    kept = []
+    for r in rows:
+        impl = r["impl"]
+        if impl in ("native", "single"):
+            kept.append(r)
+        elif impl.endswith("@" + transport):
+            kept.append(dict(r, impl=impl[: -len(transport) - 1]))
+    return kept
+
+
 def summarise(rows: list[dict]) -> int:
     cases: dict[tuple[int, int], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     plans: dict[tuple[int, int, str], dict[int, str]] = defaultdict(dict)
+    if not any(r["impl"] == "adaptive" and "plan" not in r for r in rows):
+        names = sorted({r["impl"] for r in rows})
+        print(f"adapt-bench.py: error: no results of 'adaptive' to judge (implementations: "
+              f"{', '.join(names) or 'none'}); run partita-adapt-bench with adaptive among -I, or with "
+              "adaptive@T and --transport T", file=sys.stderr)
+        return 2
     for r in rows:
         if "plan" in r:
             plans[(r["bytes"], r["partitions"], r["impl"])][r["launch"]] = r["plan"]
@@ -158,6 +182,8 @@ def summarise(rows: list[dict]) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: f"{statistics.median(v):.1f} [{min(v):.1f}-{max(v):.1f}]"
     for (size, parts), impls in sorted(cases.items()):
+        if "adaptive" not in impls:
+            continue  # a case whose adaptive run was skipped: nothing to judge
         launches = sorted(impls["adaptive"])
         best, names, ratios = [], [], []
         for L in launches:
@@ -248,6 +274,9 @@ def main() -> int:
                          "t_last: last mark to last arrival; t_late (with -L): first mark after the "
                          "laggard's pause to last arrival, what adaptive minimises under a laggard")
     ap.add_argument("--why", action="store_true", help="print libpartita's plans (Partita_Request_why)")
+    ap.add_argument("--transport", choices=("mpi", "fabric", "auto"),
+                    help="judge the implementations named POLICY@TRANSPORT (-I adaptive@fabric,bulk@fabric,...) "
+                         "as POLICY, leaving out libpartita's others; native and single stay")
     ap.add_argument("bench_args", nargs="*", help="passed to partita-adapt-bench (after --)")
     args = ap.parse_args()
     if args.launches < 1:
@@ -262,7 +291,7 @@ def main() -> int:
         print(f"adapt-bench.py: error: the results hold no {METRIC[0]} (t_late is measured only under a "
               "laggard: pass -L US to partita-adapt-bench)", file=sys.stderr)
         return 2
-    return summarise(rows)
+    return summarise(over_transport(rows, args.transport))
 
 
 if __name__ == "__main__":

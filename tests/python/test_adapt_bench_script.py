@@ -66,6 +66,27 @@ def test_control_needs_the_plans(script, capsys):
     assert "control: no case where model planned what bulk sends" in capsys.readouterr().out
 
 
+def test_transport_reads_policy_at_transport_as_the_policy(script, capsys):
+    rows = []
+    for launch in range(2):
+        rows += [timing(launch, 4096, "bulk@fabric", 10.0), timing(launch, 4096, "adaptive@fabric", 12.0),
+                 timing(launch, 4096, "bulk", 1.0), timing(launch, 4096, "adaptive", 1.0),
+                 timing(launch, 4096, "native", 11.0)]
+    assert script.summarise(script.over_transport(rows, "fabric")) == 0
+    out = capsys.readouterr().out
+    # the fabric's adaptive (12 us) against the fabric's bulk (10 us), native kept; the MPI rows left out
+    assert "| 4096 | 8 | 12.0 [12.0-12.0] | 10.0 [10.0-10.0] | 11.0 [11.0-11.0] | 10.0 [10.0-10.0] | - |" in out
+    assert "worse than native; worse than bulk" in out
+
+
+def test_no_adaptive_results_is_an_error(script, capsys):
+    rows = [timing(L, 4096, impl, 10.0) for L in range(2) for impl in ("bulk@fabric", "adaptive@fabric")]
+    assert script.summarise(rows) == 2
+    err = capsys.readouterr().err
+    assert "no results of 'adaptive' to judge (implementations: adaptive@fabric, bulk@fabric)" in err
+    assert "--transport T" in err
+
+
 def test_plans_differing_in_one_launch_are_not_the_same(script):
     plans = {(4096, 8, "bulk"): {0: "bulk: 1 message", 1: "bulk: 1 message"},
              (4096, 8, "model"): {0: "model: 1 message", 1: "model: 2 groups"}}

@@ -232,6 +232,12 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
      * partition, each sent at its mark (the model, planning for all marks
      * at once, ranks it low, but marks spread in time favour it); then the
      * model's next best. */
+    /* Ranked with the MPI transport's parameters and cuts over the fabric
+     * too, on purpose: its cuts are what can win there in a fast launch,
+     * and measuring weeds them out in the others. Ranked with the fabric's
+     * own (no cuts), adaptive@fabric/bulk@fabric went from 0.85-0.90 to
+     * 0.99-1.01 at 64 KiB in 1-64 partitions (8 interleaved launches of
+     * each, docs/library.md, "Adaptive plans"). */
     ptm_ranked_layout ranked[PT_MAX_CANDIDATES_RANKED];
     int nr = ptm_layout_ranking(&params, part_bytes * (size_t)partitions, partitions, s->delay_us,
                                 can_cut ? PTM_MAX_CUT_MESSAGES : 1, ranked + 2, PT_MAX_CANDIDATES_RANKED - 2);
