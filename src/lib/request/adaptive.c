@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flush/flush.h"
+#include "flush/timer_flush.h"
 #include "partita/partita.h"
 #include "planner/adapt.h"
 #include "planner/planner.h"
@@ -718,7 +719,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                                      : "");
             PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
                 "went is split at its first mark",
-                PT_LATE_MAX, (double)req->u.s.late_begin_ns / 1e3);
+                PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3);
             if (!req->tp_ops->cheap_runs)
                 PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
                     "posted when the round starts (the %s transport's runs wait for a header)",

@@ -109,9 +109,9 @@ typedef struct pt_send_side {
     int thread_only;            /* too small for a split to pay: split only because a progress thread
                                    runs (pt_flush_init) */
     _Atomic int64_t last_issue_ticks; /* when this round's latest group was handed over (pt_ticks; 0: none yet) */
-    int64_t late_begin_ns;         /* a group that begins this long after it begins late and is split
-                                      at once (pt_timer_split_if_late; 0: the request never splits) */
-    int64_t late_begin_ticks;      /* the same in pt_ticks */
+    int64_t late_begin_ticks;      /* a group that begins this long (pt_ticks; pt_timer_late_begin_ns
+                                      in ns) after it begins late and is split at once
+                                      (pt_timer_split_if_late; 0: the request never splits) */
     atomic_int ahead_max;          /* the largest groups[].ahead_end (PT_RUNS_AHEAD) */
     atomic_int any_split;          /* a group of this round was split or went to runs: only then do
                                       marks look at their group's state (flush/marking.c: mark) */
