@@ -99,6 +99,8 @@ static void configure(pt_cli *cli, p2p_config *cfg)
         "line where every case would be skipped is refused).\n"
         "Noise: single, uniform and gaussian scale --compute, so they need --compute > 0 (refused with --compute 0);\n"
         "delay:US adds US to one thread's compute, with or without --compute (--compute 0: that thread alone is late).\n"
+        "A percentage or delay of 0 is refused (--noise none is that run), and so is --seed when nothing is drawn at\n"
+        "random (only uniform, gaussian and --noise-thread random draw).\n"
         "Metrics (per iteration, then median / p05 / p95 / mean / stdev / 95% CI of the median):\n"
         "  overhead      t_part / t_pt2pt (first Pready start to last arrival, over one send's join to arrival)\n"
         "  perceived-bw  m / (last arrival - start of the last Pready), MB/s\n"

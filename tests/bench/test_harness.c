@@ -132,8 +132,9 @@ static void test_noise_distributions(void)
     CHECK(pt_noise_parse("delay:250", &n, err, sizeof err) == 0, "%s", err);
     CHECK(pt_noise_draw_us(&n, 10.0, 1, 1, 2, 0) == 260.0 && pt_noise_draw_us(&n, 10.0, 1, 0, 2, 0) == 10.0, "delay");
 
-    /* bad noise specs */
-    const char *bad[] = {"uniformly", "gaussian:abc", "delay", "delay:-5", "none:3", "single:2000", ""};
+    /* bad noise specs; a percentage or a delay of 0 adds nothing (that run is --noise none) */
+    const char *bad[] = {"uniformly", "gaussian:abc", "delay", "delay:-5", "none:3", "single:2000", "",
+                         "uniform:0", "single:0.0", "gaussian:-0", "delay:0", "delay:0e3"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         CHECK(pt_noise_parse(bad[i], &n, err, sizeof err) == -1 && err[0], "noise '%s' accepted", bad[i]);
 }

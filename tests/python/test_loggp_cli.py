@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from model_helpers import build_info, run_cli
 from partita.model import Params, library
 
@@ -63,3 +65,56 @@ def test_loggp_fabric_transport_saves_its_own_file(tmp_path):
     assert doc["measurement"]["transport"] == "fabric" and doc["measurement"]["provider"] == "shm"
     assert Params.load(saved, library(build_info().lib_dir)).segments
     assert not (tmp_path / "partita" / "loggp.json").exists()
+
+
+@pytest.fixture
+def measurements(monkeypatch):
+    """partita loggp in-process with its measurement replaced: every call is recorded and none runs."""
+    from partita.commands import loggp as loggp_command
+    from partita.launch import LaunchError
+
+    recorded = []
+
+    def fake_measure(build, cmd, launcher=None):
+        recorded.append(cmd)
+        raise LaunchError("stopped by the test instead of measuring")
+
+    monkeypatch.setattr(loggp_command, "measure", fake_measure)
+    return recorded
+
+
+def loggp_in_process(capsys, *args):
+    from partita import cli
+
+    rc = cli.main(["loggp", *args])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("where", ["a-file/params.json", "a-file/deeper/params.json"])
+def test_loggp_output_whose_folder_cannot_be_made_is_refused_before_measuring(tmp_path, measurements, capsys, where):
+    """A file where the folder of --output should be was only found when the parameters were saved,
+    after the whole measurement (minutes at the default sizes)."""
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / where
+    rc, out, err = loggp_in_process(capsys, "-m", "1:2", "-o", str(target))
+    assert rc == 2 and measurements == [] and out == "", (out, err)
+    assert err == f"partita loggp: error: --output {target}: {tmp_path / 'a-file'} is not a folder\n", err
+
+
+def test_loggp_standard_place_that_cannot_be_made_is_refused_before_measuring(tmp_path, measurements, capsys,
+                                                                               monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "a-file"))
+    monkeypatch.setenv("PARTITA_LOGGP", "")
+    rc, out, err = loggp_in_process(capsys, "-m", "1:2")
+    target = tmp_path / "a-file" / "partita" / "loggp.json"
+    assert rc == 2 and measurements == [] and out == "", (out, err)
+    assert err == f"partita loggp: error: cannot save to {target}: {tmp_path / 'a-file'} is not a folder\n", err
+
+
+def test_loggp_output_in_a_folder_yet_to_be_made_is_measured(tmp_path, measurements, capsys):
+    # the folder is made when the parameters are saved (as the standard place is): not refused
+    rc, out, err = loggp_in_process(capsys, "-m", "1:2", "-o", str(tmp_path / "new" / "deeper" / "params.json"))
+    assert len(measurements) == 1 and rc == 2 and "stopped by the test" in err, (out, err)
+    assert not (tmp_path / "new").exists()

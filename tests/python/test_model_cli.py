@@ -84,6 +84,15 @@ def test_validation_errors_against_known_measurements(monkeypatch):
     assert Pattern("all", 0).ready(3, 2.0) == [0.0, 1.0, 2.0]
 
 
+def test_laggard_of_no_delay_runs_without_noise():
+    """partita-p2p refuses --noise delay:0, which adds nothing: the laggard pattern 0 us late (`partita model
+    --validate --delays 0`) is its threads without noise, not a run that stops with that error."""
+    assert Pattern("laggard", 0.0, threads=2).bench_args(4) == ["--threads", "2", "--compute", "0",
+                                                               "--compute-mode", "sleep"]
+    assert Pattern("laggard", 0.0, threads=2).ready(4) == [0.0, 0.0, 0.0, 0.0]
+    assert Pattern("laggard", 0.5).bench_args(2)[-4:] == ["--noise", "delay:0.5", "--noise-thread", "0"]
+
+
 def test_quantile_of_samples():
     from partita.model.experiments import quantile
     m = {"t": {"summary": {"median": 99.0}, "samples": [4.0, 1.0, 3.0, 2.0, 5.0]}}

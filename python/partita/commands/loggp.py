@@ -45,6 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
+def _folder_blocker(target: Path) -> Path | None:
+    """What stops the folder of `target` from being used or made (saving makes it): the nearest path
+    above the file that exists, when it is not a folder (a file of that name); else None."""
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return None if folder.is_dir() else folder
+
+
 def main(args: argparse.Namespace) -> int:
     prog = "partita loggp"
     if args.iterations < 1 or args.passes < 1:
@@ -67,6 +76,11 @@ def main(args: argparse.Namespace) -> int:
                 print(f"{prog}: {env} is set: saving to {target}", file=sys.stderr)
         if target is not None and target.is_dir():
             raise ModelError(f"{target} is a directory; --output needs a file name")
+        # checked before the measurement, which takes minutes: the file is saved after it
+        blocker = _folder_blocker(target) if target is not None else None
+        if blocker:
+            where = f"--output {target}" if args.output is not None else f"cannot save to {target}"
+            raise ModelError(f"{where}: {blocker} is not a folder")
         if args.transport == "fabric" and not build.fabric_transport:
             raise ModelError("--transport fabric: this build has no fabric transport (libfabric was not found when "
                              "it was configured: install libfabric-dev and re-run make bootstrap)")

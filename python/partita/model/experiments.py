@@ -35,8 +35,10 @@ class Pattern:
     def bench_args(self, partitions: int) -> list[str]:
         if self.name == "all":
             return ["--threads", "1", "--compute", "0"]
-        return ["--threads", str(self.thread_count(partitions)), "--compute", "0", "--compute-mode", "sleep",
-                "--noise", f"delay:{self.delay_us:g}", "--noise-thread", "0"]
+        threads = ["--threads", str(self.thread_count(partitions)), "--compute", "0", "--compute-mode", "sleep"]
+        if self.delay_us == 0:  # no thread late: partita-p2p refuses delay:0, which adds nothing
+            return threads
+        return threads + ["--noise", f"delay:{self.delay_us:g}", "--noise-thread", "0"]
 
     def ready(self, partitions: int, spread_us: float | None = None) -> list[float]:
         """Ready times of the partitions. spread_us: the measured time from the first

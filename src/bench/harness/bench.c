@@ -74,14 +74,17 @@ void pt_common_options(pt_cli *cli, pt_common *c, int which)
     if (which & PT_COMMON_COMPUTE) {
         pt_add_double(cli, "compute", 0, &c->compute_us, "US", "compute time per thread per iteration, microseconds", 0, 1e8);
         pt_add_custom(cli, "noise", 0, &c->noise, "MODEL",
-                      "noise model: none, single[:PCT], uniform[:PCT], gaussian[:PCT] (PCT default 10) or delay:US (one thread US longer)",
+                      "noise model: none, single[:PCT], uniform[:PCT], gaussian[:PCT] (PCT above 0, default 10) or "
+                      "delay:US (US above 0: one thread US longer)",
                       parse_noise, "none");
         pt_add_custom(cli, "noise-thread", 0, &c->noise_thread_opt, "N|random",
                       "the thread single/delay noise slows down: a fixed one, or a random one per iteration",
                       parse_noise_thread, "0");
         pt_add_choice(cli, "compute-mode", 0, &c->compute_mode, "MODE",
                       "compute emulation: spin (busy loop) or sleep (clock_nanosleep: more threads than cores)", compute_modes);
-        pt_add_custom(cli, "seed", 0, &c->seed, "N", "random seed of the noise models", parse_seed, "1");
+        c->seed_option = pt_add_custom(cli, "seed", 0, &c->seed, "N",
+                                       "random seed of uniform and gaussian noise and of --noise-thread random "
+                                       "(refused with other noise)", parse_seed, "1");
     }
     if (which & PT_COMMON_CACHE)
         pt_add_choice(cli, "cache", 0, &c->cache, "STATE", "cache state at the start of every iteration", cache_modes);
@@ -216,6 +219,19 @@ void pt_start(pt_ctx *ctx, pt_cli *cli, pt_common *c, int argc, char **argv, int
     }
     if (c->noise.thread >= c->threads && c->noise.kind != PT_NOISE_NONE)
         pt_fail(ctx, "--noise-thread %d does not exist with --threads %d", c->noise.thread, c->threads);
+    /* the seed feeds the draws of uniform and gaussian noise and of the random thread of single and
+     * delay: with no noise, or one fixed thread slowed down, nothing is drawn and --seed would be ignored */
+    int one_thread = c->noise.kind == PT_NOISE_SINGLE || c->noise.kind == PT_NOISE_DELAY;
+    int draws = c->noise.kind == PT_NOISE_UNIFORM || c->noise.kind == PT_NOISE_GAUSSIAN ||
+                (one_thread && c->noise.thread < 0);
+    if (c->seed_option && c->seed_option->given && !draws) {
+        char model[64], thread[40] = "";
+        pt_noise_format(&c->noise, model, sizeof model);
+        if (one_thread)
+            snprintf(thread, sizeof thread, " --noise-thread %d", c->noise.thread);
+        pt_fail(ctx, "--seed applies to random noise only (uniform, gaussian, or single and delay with --noise-thread "
+                "random), which --noise %s%s is not: give such noise, or leave --seed out", model, thread);
+    }
     if (ctx->thread_provided < ctx->thread_requested)
         pt_fail(ctx, "%s needs %s%s but the MPI library provides only %s", cli->program,
                 pt_thread_level_name(ctx->thread_requested),

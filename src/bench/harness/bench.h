@@ -28,6 +28,7 @@ typedef struct pt_common {
     int compute_mode;     /* pt_compute_mode */
     int cache;            /* PT_CACHE_* */
     long long seed;
+    const pt_option *seed_option; /* its given: --seed was on the command line (NULL: no such option) */
     int format;           /* PT_FORMAT_* */
     const char *output;   /* NULL: stdout */
 } pt_common;

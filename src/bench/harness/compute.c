@@ -49,11 +49,20 @@ int pt_noise_parse(const char *text, pt_noise *out, char *err, size_t errlen)
     }
     if (r.kind == PT_NOISE_DELAY) {
         if (!colon || parse_nonneg(colon + 1, &r.delay_us) != 0) {
-            snprintf(err, errlen, "noise model 'delay' needs a non-negative delay in microseconds, e.g. delay:100 (got '%s')", text);
+            snprintf(err, errlen, "noise model 'delay' needs a delay in microseconds above 0, e.g. delay:100 (got '%s')", text);
             return -1;
         }
     } else if (colon && (parse_nonneg(colon + 1, &r.pct) != 0 || r.pct > 1000.0)) {
-        snprintf(err, errlen, "noise percentage must be a number from 0 to 1000 (got '%s')", text);
+        snprintf(err, errlen, "noise percentage must be a number above 0, at most 1000 (got '%s')", text);
+        return -1;
+    }
+    /* a percentage or a delay of 0 adds nothing: the run would be that of --noise none, labelled otherwise */
+    if (r.kind == PT_NOISE_DELAY && r.delay_us == 0.0) {
+        snprintf(err, errlen, "%s adds nothing (0 us late): give a delay above 0, or --noise none", text);
+        return -1;
+    }
+    if (r.kind != PT_NOISE_NONE && r.kind != PT_NOISE_DELAY && r.pct == 0.0) {
+        snprintf(err, errlen, "%s adds nothing (a noise of 0%%): give a percentage above 0, or --noise none", text);
         return -1;
     }
     *out = r;

@@ -27,7 +27,8 @@ typedef struct pt_noise {
 } pt_noise;
 
 /* Parse "none", "single[:PCT]", "uniform[:PCT]", "gaussian[:PCT]", "delay:US".
- * PCT defaults to 10. Returns 0, or -1 with a message in err. */
+ * PCT defaults to 10; PCT and US must be above 0 (0 adds nothing: that is "none").
+ * Returns 0, or -1 with a message in err. */
 int pt_noise_parse(const char *text, pt_noise *out, char *err, size_t errlen);
 /* Human-readable form, e.g. "gaussian:10%". */
 void pt_noise_format(const pt_noise *n, char *buf, size_t len);

@@ -86,5 +86,9 @@ int pat_parse_choice_list(const char *arg, void *dest, char *err, size_t errlen)
 
 /* Compute of one thread in one iteration: base_us with the noise model applied. */
 void pat_compute(const pt_common *c, double base_us, int thread, long iter);
+/* single, uniform and gaussian noise scale the compute time (--compute plus --cell-ns times the
+ * cells): with both 0 they would change nothing, so they are refused (pt_fail). delay adds its
+ * microseconds to the compute, so it stays meaningful without one (a thread that is late). */
+void pat_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, double cell_ns);
 
 #endif

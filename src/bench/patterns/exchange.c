@@ -195,7 +195,8 @@ static int64_t max_stamp(const pat_exchange *x, int which)
 /* Thread t's compute of this iteration, then the stamp of its end. */
 static void compute_phase(pat_exchange *x, const pt_common *c, double compute_us, long iter, int t)
 {
-    if (compute_us > 0)
+    /* also at 0: delay:US makes one thread US late without any compute (as in partita-p2p) */
+    if (compute_us >= 0.0)
         pat_compute(c, compute_us, t, iter);
     x->stamp[ST_COMPUTE * x->threads + t] = pt_now_ns();
 }

@@ -71,8 +71,10 @@ typedef struct pat_exchange_spec {
  * Returns 0, or -1 with a reason in err (same on every rank for the same input). */
 int pat_exchange_setup(pat_exchange *x, const pat_exchange_spec *spec, const pat_grid *grid, pat_field *f,
                        MPI_Comm comm, pat_counter *counter, char *err, size_t errlen);
-/* One exchange. compute_us: per-thread compute before packing (0: none).
- * Fills the stamps it measures. */
+/* One exchange. compute_us: per-thread compute before packing, the noise model applied (0 computes
+ * only what the noise adds: delay's late thread); PAT_NO_COMPUTE: no compute phase at all (an
+ * exchange after the first of an iteration). Fills the stamps it measures. */
+#define PAT_NO_COMPUTE (-1.0)
 void pat_exchange_run(pat_exchange *x, pat_field *f, const pt_common *c, double compute_us, long iter,
                       pat_stamps *st);
 void pat_exchange_free(pat_exchange *x);

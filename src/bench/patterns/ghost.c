@@ -39,7 +39,8 @@ static void run(void *self, long iter, int validate, pat_stamps *st)
     pat_ghost_case *gc = self;
     for (int e = 0; e < gc->nex; e++) {
         pat_stamps s = {0};
-        pat_exchange_run(&gc->ex[e], gc->field, gc->c, e == 0 ? gc->compute_us : 0.0, iter, &s);
+        /* the compute (and the noise) comes once per iteration, before the first exchange */
+        pat_exchange_run(&gc->ex[e], gc->field, gc->c, e == 0 ? gc->compute_us : PAT_NO_COMPUTE, iter, &s);
         if (e == 0)
             st->compute = s.compute;
         if (gc->nex == 1) { /* phases only mean something for a single exchange */

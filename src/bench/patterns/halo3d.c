@@ -39,7 +39,9 @@ static void configure(pt_cli *cli, halo_config *h)
         "x then y then z (--order dims, as Ember) or all at once, then one MPI_Allreduce (--reduce 1, as Ember).\n"
         "Each face is one message of face cells x fields doubles; threads split every face into equal parts.\n"
         "Before timing, one exchange is checked: every ghost cell must hold the value of the cell it mirrors and\n"
-        "no other cell may change; -c checks every iteration. Bytes are counted at the MPI calls.";
+        "no other cell may change; -c checks every iteration. Bytes are counted at the MPI calls.\n"
+        "Noise: single, uniform and gaussian scale that compute, so they need --compute or --cell-ns above 0;\n"
+        "delay:US adds US to one thread's compute, with or without them (then that thread alone is late).";
     pt_common_defaults(&h->c);
     h->cells = (pat_triple){{32, 32, 32}};
     h->dims = (pat_triple){{0, 0, 0}};
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
     configure(&cli, &h);
     pt_start(&ctx, &cli, &h.c, argc, argv, 0);
     const pt_common *c = &h.c;
+    pat_require_compute_for_noise(&ctx, c, h.cell_ns);
     pat_grid grid;
     char err[256] = "";
     if (pat_grid_setup(&grid, 3, ctx.size, ctx.rank, &h.dims, &h.cells, h.scaling == 1, &h.periodic, err, sizeof err))

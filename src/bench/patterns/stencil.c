@@ -40,7 +40,9 @@ static void configure(pt_cli *cli, stencil_config *s)
         "padding P*ceil(n/P) - n is sent and reported. Before timing a sentinel check runs: every ghost cell must\n"
         "hold the value of the cell it mirrors and every other cell must be unchanged; -c checks every iteration.\n"
         "Phases (critical path, maximum over ranks): compute, pack+post, wait, unpack. Bytes are counted at the\n"
-        "MPI calls.";
+        "MPI calls.\n"
+        "Noise: single, uniform and gaussian scale that compute, so they need --compute or --cell-ns above 0;\n"
+        "delay:US adds US to one thread's compute, with or without them (then that thread alone is late).";
     pt_common_defaults(&s->c);
     s->cells = (pat_triple){{64, 64, 64}};
     s->dims = (pat_triple){{0, 0, 0}};
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
     configure(&cli, &s);
     pt_start(&ctx, &cli, &s.c, argc, argv, 0);
     const pt_common *c = &s.c;
+    pat_require_compute_for_noise(&ctx, c, s.cell_ns);
     pat_grid grid;
     char err[256] = "";
     if (pat_grid_setup(&grid, 3, ctx.size, ctx.rank, &s.dims, &s.cells, s.scaling == 0, &s.periodic, err, sizeof err))

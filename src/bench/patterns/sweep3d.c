@@ -81,7 +81,10 @@ static void configure(pt_cli *cli, sweep_config *s)
         "--compute US plus --cell-ns per cell and value of the block, divided over the threads. Threads own equal\n"
         "parts of every face (partitioned: padded to ceil(n/threads) doubles, reported). Every received value is\n"
         "checked in the first iteration (and all with -c): it encodes iteration, sweep, k-block and the sender's\n"
-        "distance from the start corner, so data read before it arrived is caught. Bytes are counted at the MPI calls.";
+        "distance from the start corner, so data read before it arrived is caught. Bytes are counted at the MPI calls.\n"
+        "Noise: single, uniform and gaussian scale that compute, so they need --compute or --cell-ns above 0;\n"
+        "delay:US adds US to one thread's compute of every k-block, with or without them (then that thread alone\n"
+        "is late).";
     pt_common_defaults(&s->c);
     s->cells = (pat_triple){{32, 32, 32}};
     s->dims = (pat_triple){{0, 0, 0}};
@@ -436,6 +439,7 @@ int main(int argc, char **argv)
     configure(&cli, &s);
     pt_start(&ctx, &cli, &s.c, argc, argv, 0);
     const pt_common *c = &s.c;
+    pat_require_compute_for_noise(&ctx, c, s.cell_ns);
     pat_grid grid;
     char err[256] = "";
     if (pat_grid_setup(&grid, 2, ctx.size, ctx.rank, &s.dims, &s.cells, s.scaling == 1, NULL, err, sizeof err))
