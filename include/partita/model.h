@@ -165,6 +165,9 @@ static inline int ptm_max_eager_messages(const ptm_params *p)
 {
     return p->max_eager_messages > 0 ? p->max_eager_messages : PTM_MAX_EAGER_MESSAGES;
 }
+/* The largest message the first (eager) segment holds when the set has a
+ * protocol switch after it; 0 when it has none (one segment). */
+static inline size_t ptm_eager_limit(const ptm_params *p) { return p->nseg > 1 ? p->seg[0].max_bytes : 0; }
 /* Whether t messages of total_bytes are more than the parameters'
  * max_eager_messages in the eager segment of a set with a protocol switch:
  * layouts the model leaves out, and so must every planner that uses it. */

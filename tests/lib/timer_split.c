@@ -22,7 +22,14 @@
  * sleep, must not all split: a group begun right after another went is not
  * late. Over MPI, whose runs are not cheap, the first late round announces
  * the group ahead: in the rounds after it that the why text names, it goes
- * alone from the start, late or not, and after them whole again. */
+ * alone from the start, late or not, and after them whole again.
+ * With the argument `pieces` (the MPI transport): a partition past MPI's
+ * eager limit (8112 bytes in the built-in parameters) that goes alone after
+ * a split goes in eager pieces, at most 8 a partition and 192 a group:
+ * 20,000 bytes in 3 uneven ones, 8,000 bytes whole (eager already), 100,000
+ * bytes whole (13 would be needed), 16 KiB in a group of 64 in 3, 8 KiB in a
+ * group of 128 whole (256 pieces), 32 KiB in a group of 64 whole (320); the
+ * why text says which, and the receiver checks every byte. */
 #include <string.h>
 #include <time.h>
 
@@ -206,6 +213,37 @@ int main(int argc, char **argv)
         ptest_builtin_loggp_remove(path);
         return ptest_finish("timer_split");
     }
+    if (argc > 1 && !strcmp(argv[1], "pieces")) {
+        const struct { size_t total; int parts; int pieces; } cases[] = {
+            { 160000, 8, 3 },       /* 20,000-byte partitions: pieces of 6666, 6667, 6667 bytes */
+            { 256000, 32, 1 },      /* 8,000 bytes: eager whole */
+            { 200000, 2, 1 },       /* 100,000 bytes: 13 pieces would be needed */
+            { 1 << 20, 64, 3 },     /* 16 KiB, one group (the model's one message): 192 pieces */
+            { 1 << 20, 128, 1 },    /* 8 KiB, one group: 256 pieces */
+            { 2 << 20, 64, 1 },     /* 32 KiB, one group: 320 pieces */
+        };
+        unsigned char *big = malloc(2 << 20);
+        CHECK(big != NULL, "no memory for 2 MiB");
+        for (int i = 0; big && i < (int)(sizeof cases / sizeof cases[0]); i++) {
+            char why[1024] = "";
+            int runs = stalled_round(rank, big, cases[i].total, cases[i].parts, "0", 60 + i, why, sizeof why);
+            if (rank != 0)
+                continue;
+            size_t part = cases[i].total / (size_t)cases[i].parts;
+            CHECK(runs >= 1, "%zu bytes in %d partitions, delta 0: no run sent early", cases[i].total,
+                  cases[i].parts);
+            char says[64];
+            snprintf(says, sizeof says, "goes in %d eager pieces", cases[i].pieces);
+            CHECK((strstr(why, says) != NULL) == (cases[i].pieces > 1) &&
+                      (cases[i].pieces > 1 || !strstr(why, "eager pieces")),
+                  "%zu-byte partitions: want %d pieces, why says '%s'", part, cases[i].pieces, why);
+            CHECK(strstr(why, "1 message, planned at init"), "%zu bytes: the model planned another layout: '%s'",
+                  cases[i].total, why);
+        }
+        free(big);
+        ptest_builtin_loggp_remove(path);
+        return ptest_finish("timer_split");
+    }
     if (argc > 1 && !strcmp(argv[1], "thread")) {
         char why[512] = "";
         int split_rounds = thread_rounds(rank, buf, why, sizeof why);
@@ -231,7 +269,7 @@ int main(int argc, char **argv)
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         int splits = cases[i].splits >= 0 ? cases[i].splits : fabric;
-        char why[512] = "";
+        char why[1024] = "";
         int runs = stalled_round(rank, buf, cases[i].total, cases[i].parts, cases[i].delta, 10 + i, why, sizeof why);
         if (rank != 0)
             continue;

@@ -188,7 +188,7 @@ static long long next_candidate(long long t, int U, int pow2_only)
 
 int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
 {
-    return p->nseg > 1 && t > ptm_max_eager_messages(p) && total_bytes / (size_t)t <= p->seg[0].max_bytes;
+    return ptm_eager_limit(p) && t > ptm_max_eager_messages(p) && total_bytes / (size_t)t <= ptm_eager_limit(p);
 }
 
 /* The fewest groups of consecutive partitions that all stay in the first
@@ -199,12 +199,13 @@ int ptm_too_many_eager(const ptm_params *p, size_t total_bytes, long long t)
  * (ptm_group_first) hold at most ceil(U/n) partitions. */
 static long long eager_fit_groups(const ptm_params *p, size_t total_bytes, int U)
 {
-    if (p->nseg < 2 || U < 2)
+    size_t eager = ptm_eager_limit(p);
+    if (!eager || U < 2)
         return 0;
     size_t largest = partition_bytes(total_bytes, (size_t)U, (size_t)U - 1);
-    if (largest == 0 || largest > p->seg[0].max_bytes)
+    if (largest == 0 || largest > eager)
         return 0;
-    size_t per = p->seg[0].max_bytes / largest; /* partitions per eager group */
+    size_t per = eager / largest; /* partitions per eager group */
     return (long long)(((size_t)U + per - 1) / per);
 }
 
@@ -218,9 +219,10 @@ static long long eager_fit_groups(const ptm_params *p, size_t total_bytes, int U
  * pieces, one partition or 512. */
 static long long eager_cut_messages(const ptm_params *p, size_t total_bytes, int U, int max_pieces, long long fit)
 {
-    if (p->nseg < 2 || max_pieces < 2 || p->seg[0].max_bytes == 0)
+    size_t eager = ptm_eager_limit(p);
+    if (!eager || max_pieces < 2)
         return 0;
-    size_t n = (total_bytes + p->seg[0].max_bytes - 1) / p->seg[0].max_bytes;
+    size_t n = (total_bytes + eager - 1) / eager;
     if (n < 2 || n > (size_t)ptm_max_eager_messages(p) || total_bytes / n < PTM_MIN_PIECE_BYTES ||
         (long long)n == fit)
         return 0;

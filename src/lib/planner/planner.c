@@ -183,6 +183,18 @@ static int policy_count(const pt_settings *s, size_t part_bytes, int partitions,
     }
 }
 
+int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
+{
+    pthread_once(&loaded, load_files);
+    size_t eager = ptm_eager_limit(params_for(s));
+    /* the largest group: ptm_group_first balances them to within one partition */
+    int group_parts = ntrans > 0 ? (int)(((long long)partitions + ntrans - 1) / ntrans) : 0;
+    if (!contiguous || !eager || part_bytes <= eager || group_parts < 1)
+        return 1;
+    size_t k = ceil_div(part_bytes, eager);
+    return k > PT_MAX_EAGER_PIECES || k * (size_t)group_parts > PT_EAGER_PIECES_MAX_MESSAGES ? 1 : (int)k;
+}
+
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)
 {
     if (s->delta_us >= 0)

@@ -50,6 +50,24 @@ static inline int pt_plan_group_of(int parts, int ngroups, int s)
 {
     return (int)(((long long)(s + 1) * ngroups - 1) / parts);
 }
+/* Timer policy over the MPI transport: the pieces a partition sent alone
+ * (late) is cut into so that each stays under the MPI library's eager limit
+ * (the model's protocol switch: ptm_eager_limit), when `partitions` go as
+ * `ntrans` groups. 1 when it is eager already, when the parameters have no
+ * switch, when it would take more than PT_MAX_EAGER_PIECES, when the pieces
+ * of a group's partitions, all late, would be more than
+ * PT_EAGER_PIECES_MAX_MESSAGES, or when the partition is not contiguous
+ * bytes (a piece of a derived type's partition is no count of its
+ * elements). The transport sends them (transport/mpi/send.c). */
+#define PT_MAX_EAGER_PIECES 8
+/* More eager pieces at once overrun MPI's eager queue. Half of each group
+ * 100 us late, one thread marking, 10 interleaved launches of each build:
+ * after the laggard the timer took 0.26-0.56x its time with whole (rendezvous)
+ * partitions at 512 KiB-1 MiB in 32 and 64 partitions (groups of 64-192
+ * pieces), but 1.55x at 1 MiB in 128 (256 pieces), and 2-5x at 2-4 MiB in
+ * 64 and 128 (320-640) (docs/library.md, "Late partitions in eager pieces"). */
+#define PT_EAGER_PIECES_MAX_MESSAGES 192
+int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous);
 /* Timer policy: hold time, in ns, of a partly ready group of group_parts
  * partitions and group_bytes bytes: the settings' delta, or the model's
  * (ptm_timer_delta_us: the overhead one more message costs plus the time

@@ -720,10 +720,16 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
             PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
                 "went is split at its first mark",
                 PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3);
-            if (!req->tp_ops->cheap_runs)
+            if (!req->tp_ops->cheap_runs) {
                 PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
                     "posted when the round starts (the %s transport's runs wait for a header)",
                     PT_AHEAD_ROUNDS, req->tp_ops->name);
+                int pieces = pt_plan_late_pieces(&req->settings, req->part_bytes, req->partitions,
+                                                 req->u.s.ntrans, req->contiguous);
+                if (pieces > 1)
+                    PUT("; a partition sent alone goes in %d eager pieces (whole, its %zu bytes would wait for "
+                        "MPI's rendezvous handshake)", pieces, req->part_bytes);
+            }
         } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
             PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",
                 req->u.s.cut ? "a cut holds no whole partition back"

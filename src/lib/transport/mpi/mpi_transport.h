@@ -39,6 +39,27 @@ enum { PT_RUN_ROUND, PT_RUN_GROUP, PT_RUN_FIRST, PT_RUN_COUNT, PT_RUN_FLAGS, PT_
 static inline int pt_split_tag(int tag_base, int ntrans) { return tag_base + ntrans; }
 static inline int pt_late_tag(int tag_base, int ntrans, int p) { return tag_base + ntrans + 1 + p; }
 
+/* A lone late partition past MPI's eager limit goes in `pieces` eager
+ * messages on its late tag (MPI keeps their order), each below the limit
+ * (pt_plan_late_pieces). Partitions of 8 KiB, just past MPICH's 8112
+ * bytes, went as rendezvous messages, each waiting for a handshake: 32 late
+ * ones took 89-101 us after the last mark, in 2 eager pieces each 2.5-5.4 us
+ * (docs/library.md, "Late partitions in eager pieces"). Piece i of a
+ * partition of b bytes is [b*i/k, b*(i+1)/k). */
+static inline size_t pt_mpi_piece_offset(size_t part_bytes, int pieces, int i)
+{
+    return part_bytes * (size_t)i / (size_t)pieces;
+}
+/* The transport's word of the set-up message (PT_HS_TRANSPORT_ARG): the
+ * first data tag, and above bit 32 the pieces of a late partition less one
+ * (so a request with whole late partitions sends its tag alone). */
+static inline int64_t pt_mpi_word(int tag_base, int late_pieces)
+{
+    return (int64_t)tag_base | (int64_t)(late_pieces - 1) << 32;
+}
+static inline int pt_mpi_word_tag(int64_t word) { return (int)(word & 0x7fffffff); }
+static inline int pt_mpi_word_pieces(int64_t word) { return (int)(word >> 32) + 1; }
+
 typedef struct pt_mpi_send {
     MPI_Request *treq;        /* persistent sends, one per message */
     int nmsg;                 /* those that exist */
@@ -50,6 +71,7 @@ typedef struct pt_mpi_send {
     int64_t *xhdr;            /* PT_RUN_LEN per header */
     int nx, xcap;             /* used / capacity of xreq */
     int nhdr;                 /* headers used this round */
+    int late_pieces;          /* eager messages a lone late partition goes in (1: whole) */
 } pt_mpi_send;
 
 /* Receiver, per sender partition of a split group (timer policy). */
@@ -70,9 +92,11 @@ typedef struct pt_mpi_recv {
     int hdr_posted, run_posted, have_stash;
     int hdr_skipped;          /* progress calls since the header receive was last tested */
     unsigned char *sstate;   /* per sender partition, this round: PT_SP_* */
-    MPI_Request *lreq;       /* posted receives of lone late partitions (first nlate used;
+    int late_pieces;         /* receives per lone late partition (the sender's pieces) */
+    MPI_Request *lreq;       /* posted receives of lone late partitions' pieces (first nlate used;
                                 MPI_REQUEST_NULL once found complete) */
     int *lpart;              /* the sender partition of each */
+    unsigned char *lleft;    /* per sender partition: its pieces not yet in */
     int *lidx;               /* MPI_Testsome's indices */
     int nlate;
     int late_done;           /* those before it have all completed (recv_runs.c: test_late) */

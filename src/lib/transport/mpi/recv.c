@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/planner.h"
 #include "request/errors.h"
 #include "request/request.h"
 #include "transport/mpi/mpi_transport.h"
@@ -14,14 +15,19 @@ int pt_mpi_recv_setup(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
     int N = r->ntrans;
-    if (r->hs[PT_HS_TRANSPORT_ARG] < 0) {
+    int64_t word = r->hs[PT_HS_TRANSPORT_ARG];
+    int pieces = word < 0 ? 0 : pt_mpi_word_pieces(word);
+    /* at most PT_MAX_EAGER_PIECES pieces, each of at least one byte */
+    if (word < 0 || pieces < 1 || pieces > PT_MAX_EAGER_PIECES ||
+        (pieces > 1 && r->hs[PT_HS_PART_BYTES] < pieces)) {
         r->error = PT_E_SETUP; /* a malformed set-up message: reported when the round completes */
         return MPI_SUCCESS;
     }
     pt_mpi_recv *t = calloc(1, sizeof *t);
     if (t) {
         req->tp = t;
-        t->tag_base = (int)r->hs[PT_HS_TRANSPORT_ARG];
+        t->tag_base = pt_mpi_word_tag(word);
+        t->late_pieces = pieces;
         t->treq = malloc((size_t)N * sizeof *t->treq);
         t->tin = calloc((size_t)N, 1);
     }

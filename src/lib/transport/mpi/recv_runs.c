@@ -4,7 +4,8 @@
  * empty terminator on the group's own tag (recv.c). The flagged last header
  * of a group's first flush is the cue to post a receive on the late tag of
  * each of its partitions not in a run, so the late partitions (those a
- * laggard holds back) land without a header being read before each. Each
+ * laggard holds back) land without a header being read before each (in as
+ * many receives as the sender sends it pieces: pt_mpi_piece_offset). Each
  * run and late partition is reported up as it lands (pt_recv_parts_in).
  * One header receive is kept posted; a header of a later round (the sender
  * may be ahead) is kept until that round starts, and nothing more is posted
@@ -28,15 +29,17 @@ int pt_mpi_runs_setup(pt_request *req)
 {
     const pt_recv_side *r = &req->u.r;
     pt_mpi_recv *t = state(req);
+    size_t receives = (size_t)r->sparts * (size_t)t->late_pieces; /* at most, a round */
     t->sstate = calloc((size_t)r->sparts, 1);
-    t->lreq = malloc((size_t)r->sparts * sizeof *t->lreq);
-    t->lpart = malloc((size_t)r->sparts * sizeof *t->lpart);
-    t->lidx = malloc((size_t)r->sparts * sizeof *t->lidx);
+    t->lleft = calloc((size_t)r->sparts, 1);
+    t->lreq = malloc(receives * sizeof *t->lreq);
+    t->lpart = malloc(receives * sizeof *t->lpart);
+    t->lidx = malloc(receives * sizeof *t->lidx);
     t->ahead_end = calloc((size_t)r->ntrans, sizeof *t->ahead_end);
     t->hdr_req = t->run_req = MPI_REQUEST_NULL;
     t->nlate = t->late_done = t->late_from = 0;
     t->ahead_max = 0;
-    if (!t->sstate || !t->lreq || !t->lpart || !t->lidx || !t->ahead_end) {
+    if (!t->sstate || !t->lleft || !t->lreq || !t->lpart || !t->lidx || !t->ahead_end) {
         pt_mpi_runs_destroy(req);
         return MPI_ERR_NO_MEM;
     }
@@ -52,21 +55,28 @@ static int post_header(pt_request *req)
                       &r->hdr_req);
 }
 
-/* Post a receive on the late tag of every partition of group g that no run
- * of its first flush carries: the sender sends each of those alone. */
+/* Post the receives (one per piece) on the late tag of every partition of
+ * group g that no run of its first flush carries: the sender sends each of
+ * those alone. */
 static int post_late(pt_request *req, int g)
 {
     const pt_recv_side *u = &req->u.r;
     pt_mpi_recv *r = state(req);
     size_t bytes = (size_t)u->hs[PT_HS_PART_BYTES];
+    int k = r->late_pieces;
     for (int p = group_first(u, g), end = group_first(u, g + 1); p < end; p++) {
         if (r->sstate[p] != PT_SP_NONE)
             continue;
-        int rc = PMPI_Irecv(u->dest + (size_t)p * bytes, (int)bytes, MPI_BYTE, req->peer_world,
-                            pt_late_tag(r->tag_base, u->ntrans, p), pt_data_comm(), &r->lreq[r->nlate]);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        r->lpart[r->nlate++] = p;
+        char *at = u->dest + (size_t)p * bytes;
+        for (int i = 0; i < k; i++) {
+            size_t lo = pt_mpi_piece_offset(bytes, k, i), hi = pt_mpi_piece_offset(bytes, k, i + 1);
+            int rc = PMPI_Irecv(at + lo, (int)(hi - lo), MPI_BYTE, req->peer_world,
+                                pt_late_tag(r->tag_base, u->ntrans, p), pt_data_comm(), &r->lreq[r->nlate]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            r->lpart[r->nlate++] = p;
+        }
+        r->lleft[p] = (unsigned char)k;
         r->sstate[p] = PT_SP_LATE;
     }
     return MPI_SUCCESS;
@@ -140,11 +150,13 @@ static int valid_header(const pt_request *req, const int64_t *h)
 /* Later late receives tested per call while the next one in order is pending. */
 #define LATE_WINDOW 8
 
-/* Late receive k completed: its partition is in. */
+/* Late receive k completed: its partition is in with its last piece. */
 static void late_in(pt_request *req, int k)
 {
-    int p = state(req)->lpart[k];
-    pt_recv_parts_in(req, pt_plan_group_of(req->u.r.sparts, req->u.r.ntrans, p), p, 1);
+    pt_mpi_recv *r = state(req);
+    int p = r->lpart[k];
+    if (--r->lleft[p] == 0)
+        pt_recv_parts_in(req, pt_plan_group_of(req->u.r.sparts, req->u.r.ntrans, p), p, 1);
 }
 
 /* The late receives mostly complete in the order they were posted: the
@@ -260,12 +272,13 @@ void pt_mpi_runs_destroy(pt_request *req)
     }
     r->nlate = r->late_done = r->late_from = 0;
     free(r->sstate);
+    free(r->lleft);
     free(r->lreq);
     free(r->lpart);
     free(r->lidx);
     free(r->ahead_end);
     r->ahead_end = NULL;
-    r->sstate = NULL;
+    r->sstate = r->lleft = NULL;
     r->lreq = NULL;
     r->lpart = r->lidx = NULL;
 }

@@ -1,6 +1,7 @@
 /* The MPI transport, sender: a persistent send per message on its own tag;
  * the timer's runs as headed runs on the split tag, lone partitions on their
- * late tags, and an empty terminator per group sent in runs. */
+ * late tags (in eager pieces past MPI's eager limit), and an empty
+ * terminator per group sent in runs. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,16 +79,18 @@ int pt_mpi_send_init(pt_request *req)
             return pt_fail_mpi(req->comm, rc, "MPI_Psend_init", "MPI_Send_init");
         t->nmsg = j + 1; /* only these exist */
     }
+    t->late_pieces = split ? pt_plan_late_pieces(&req->settings, req->part_bytes, P, N, req->contiguous) : 1;
     if (split) {
-        /* Per partition at most two sends (a header and its run, or itself
-         * alone) and one header; per group a terminator. */
-        t->xcap = 2 * P + N;
+        /* Per partition at most two sends (a header and its run) or its
+         * pieces alone; per group a terminator. */
+        int per = t->late_pieces > 2 ? t->late_pieces : 2;
+        t->xcap = per * P + N;
         t->xreq = malloc((size_t)t->xcap * sizeof *t->xreq);
         t->xhdr = malloc((size_t)P * PT_RUN_LEN * sizeof *t->xhdr);
         if (!t->xreq || !t->xhdr)
             return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the timer's state");
     }
-    req->hs_buf[PT_HS_TRANSPORT_ARG] = t->tag_base;
+    req->hs_buf[PT_HS_TRANSPORT_ARG] = pt_mpi_word(t->tag_base, t->late_pieces);
     return MPI_SUCCESS;
 }
 
@@ -129,11 +132,31 @@ static int send_headed(pt_request *req, int h)
     return rc;
 }
 
+/* Partition p alone on its late tag: whole, or in its eager pieces (the
+ * receiver posts as many receives, which MPI matches in order). Caller holds
+ * xlock. */
+static int send_alone(pt_request *req, int p)
+{
+    pt_mpi_send *t = state(req);
+    int tag = pt_late_tag(t->tag_base, req->u.s.ntrans, p);
+    if (t->late_pieces == 1)
+        return pt_mpi_span_isend(req, p, p + 1, tag, &t->xreq[t->nx++]);
+    char *base = req->buf + req->true_lb + (size_t)p * req->part_bytes;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < t->late_pieces && rc == MPI_SUCCESS; i++) {
+        size_t lo = pt_mpi_piece_offset(req->part_bytes, t->late_pieces, i),
+               hi = pt_mpi_piece_offset(req->part_bytes, t->late_pieces, i + 1);
+        rc = PMPI_Isend(base + lo, (int)(hi - lo), MPI_BYTE, req->peer_world, tag, pt_data_comm(),
+                        &t->xreq[t->nx++]);
+    }
+    return rc;
+}
+
 /* Headed runs on the split tag (the first flush's last header flagged: the
  * receiver then posts a receive on the late tag of every other partition of
  * the group), or, PT_RUNS_ALONE, each partition alone on its late tag, where
- * the receiver has (or will have) a receive posted: a late partition's data
- * needs no header read first. */
+ * the receiver has (or will have) its receives posted: a late partition's
+ * data needs no header read first. */
 int pt_mpi_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flags)
 {
     pt_mpi_send *t = state(req);
@@ -142,8 +165,7 @@ int pt_mpi_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
     if (flags & PT_RUNS_ALONE) {
         for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
             for (int p = runs[k].first; p < runs[k].first + runs[k].count && rc == MPI_SUCCESS; p++)
-                rc = pt_mpi_span_isend(req, p, p + 1, pt_late_tag(t->tag_base, req->u.s.ntrans, p),
-                                       &t->xreq[t->nx++]);
+                rc = send_alone(req, p);
     } else {
         int h0 = t->nhdr;
         for (int k = 0; k < n; k++)
