@@ -113,6 +113,15 @@ def test_loggp_standard_place_that_cannot_be_made_is_refused_before_measuring(tm
     assert err == f"partita loggp: error: cannot save to {target}: {tmp_path / 'a-file'} is not a folder\n", err
 
 
+def test_loggp_no_save_with_output_is_refused_before_measuring(tmp_path, measurements, capsys):
+    """--no-save beside --output saved all the same, after the measurement."""
+    target = tmp_path / "params.json"
+    rc, out, err = loggp_in_process(capsys, "-m", "1:2", "--no-save", "-o", str(target))
+    assert rc == 2 and measurements == [] and out == "", (out, err)
+    assert err == (f"partita loggp: error: --no-save and --output {target} exclude each other: --output saves "
+                   "there\n"), err
+
+
 def test_loggp_output_in_a_folder_yet_to_be_made_is_measured(tmp_path, measurements, capsys):
     # the folder is made when the parameters are saved (as the standard place is): not refused
     rc, out, err = loggp_in_process(capsys, "-m", "1:2", "-o", str(tmp_path / "new" / "deeper" / "params.json"))

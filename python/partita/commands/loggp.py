@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="mpi: MPI point-to-point (--api); fabric: libfabric RMA writes (provider: "
                    "PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)")
     p.add_argument("-o", "--output", type=Path, help="save the parameter file here instead of the standard place")
-    p.add_argument("--no-save", action="store_true", help="only print, save nothing")
+    p.add_argument("--no-save", action="store_true", help="only print, save nothing (not with --output)")
     p.add_argument("--quiet", action="store_true", help="do not print the per-size table")
     p.add_argument("--launcher", help="launch with this command instead of mpiexec (gets -n 2)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
@@ -61,6 +61,10 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if not 0 <= args.quantile <= 1:
         print(f"{prog}: error: --quantile must be in [0, 1]", file=sys.stderr)
+        return 2
+    if args.no_save and args.output is not None:
+        print(f"{prog}: error: --no-save and --output {args.output} exclude each other: --output saves there",
+              file=sys.stderr)
         return 2
     try:
         build = BuildInfo.find(args.build)
