@@ -142,8 +142,21 @@ static int policy_count(const pt_settings *s, size_t part_bytes, int partitions,
 {
     size_t total = part_bytes * (size_t)partitions;
     switch (s->policy) {
-    case PT_POLICY_NONE:
+    case PT_POLICY_NONE: {
+        /* Each partition at its mark. Over MPI, partitions past its eager
+         * limit go in eager pieces (pt_plan_late_pieces, the whole buffer as
+         * one group for the cap): a cut into partitions x k pieces, whose
+         * boundaries fall on the partitions' (ptm_piece_offset), so each
+         * piece goes at its partition's mark. Whole, each was a rendezvous
+         * message waiting for a handshake (docs/library.md, "Late partitions
+         * in eager pieces"). */
+        int k = s->transport == PT_TRANSPORT_MPI ? pt_plan_late_pieces(s, part_bytes, partitions, 1, can_cut) : 1;
+        if (k > 1) {
+            *cut = 1;
+            return partitions * k;
+        }
         return partitions;
+    }
     case PT_POLICY_BULK:
         return 1;
     case PT_POLICY_FIXED:

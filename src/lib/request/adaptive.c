@@ -711,6 +711,9 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         PUT("%s: %s, %s at init", policy, words, req->is_send ? "planned" : "as the sender planned");
         if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
             PUT(req->settings.adapt ? " (one candidate layout)" : " (PARTITA_ADAPT=0: the model's layout)");
+        if (req->is_send && req->settings.policy == PT_POLICY_NONE && req->u.s.cut)
+            PUT("; each partition in %d eager pieces, sent at its mark (whole, its %zu bytes would wait for MPI's "
+                "rendezvous handshake)", req->u.s.ntrans / req->partitions, req->part_bytes);
         if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
             PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark%s",
                 (double)req->u.s.delta_ns / 1e3,

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 typedef enum {
-    PT_POLICY_NONE,   /* one transport message per user partition */
+    PT_POLICY_NONE,   /* one transport message per user partition (over MPI past the eager limit: its eager pieces) */
     PT_POLICY_BULK,   /* one message when every partition is ready */
     PT_POLICY_STATIC, /* consecutive partitions grouped up to min_bytes */
     PT_POLICY_MODEL,  /* the PLogGP model picks the message count */
