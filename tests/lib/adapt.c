@@ -24,7 +24,9 @@
  *     One message per partition as an adaptive candidate beyond the model's
  *     eager burst (MPICH's built-in parameters: run with no LogGP file):
  *     128 KiB in 32 partitions (priced within 2x of one message) has it;
- *     1 KiB in 32 (priced 5.7x) and 512 KiB in 128 (over 64) do not.
+ *     1 KiB in 32 (priced 5.7x) and 512 KiB in 128 (over 64) do not. As
+ *     `none` sends it: 512 KiB in 16 partitions of 32 KiB, past the eager
+ *     limit, as 80 eager pieces (a cut), for adaptive and for the timer.
  * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
 #include <unistd.h>
 
@@ -320,19 +322,25 @@ static void timer_layouts(const opts *o, int rank)
     free(buf);
 }
 
-/* Whether the sender's adaptive candidates for `bytes` in `parts` partitions
- * include one message per partition; rank 1 answers with rank 0's finding. */
-static int has_per_partition(const opts *o, int rank, long bytes, int parts)
+/* Whether the sender's candidates (info: the policy, MPI_INFO_NULL for the
+ * environment's) for `bytes` in `parts` partitions include `count` messages
+ * (a cut or groups); rank 1 answers with rank 0's finding. */
+static int has_layout(const opts *o, int rank, MPI_Info info, long bytes, int parts, int count, int cut)
 {
     opts at = *o;
     at.n = bytes / (long)sizeof(double);
     double *buf = calloc((size_t)at.n, sizeof *buf);
-    int counts[MAXC], cuts[MAXC], n = layouts_with(&at, rank, buf, MPI_INFO_NULL, parts, counts, cuts), has = 0;
+    int counts[MAXC], cuts[MAXC], n = layouts_with(&at, rank, buf, info, parts, counts, cuts), has = 0;
     for (int k = 0; k < n; k++)
-        has |= counts[k] == parts && !cuts[k];
+        has |= counts[k] == count && !cuts[k] == !cut;
     MPI_Bcast(&has, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(buf);
     return has;
+}
+
+static int has_per_partition(const opts *o, int rank, long bytes, int parts)
+{
+    return has_layout(o, rank, MPI_INFO_NULL, bytes, parts, parts, 0);
 }
 
 static void per_partition(const opts *o, int rank)
@@ -347,10 +355,18 @@ static void per_partition(const opts *o, int rank)
     }
     int yes = has_per_partition(o, rank, 128 << 10, 32), tiny = has_per_partition(o, rank, 1 << 10, 32),
         many = has_per_partition(o, rank, 512 << 10, 128);
+    MPI_Info timer;
+    MPI_Info_create(&timer);
+    MPI_Info_set(timer, "partita_policy", "timer");
+    int pieces = has_layout(o, rank, MPI_INFO_NULL, 512 << 10, 16, 80, 1),
+        timer_pieces = has_layout(o, rank, timer, 64 << 10, 8, 16, 1);
+    MPI_Info_free(&timer);
     if (rank == 0) {
         CHECK(yes, "128 KiB in 32 partitions: no candidate of one message per partition");
         CHECK(!tiny, "1 KiB in 32 partitions: one message per partition is a candidate");
         CHECK(!many, "512 KiB in 128 partitions: one message per partition is a candidate");
+        CHECK(pieces, "512 KiB in 16 partitions: no candidate of 80 eager pieces (none's layout)");
+        CHECK(timer_pieces, "timer, 64 KiB in 8 partitions: no candidate of 16 eager pieces (none's layout)");
     }
 }
 

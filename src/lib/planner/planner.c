@@ -243,6 +243,18 @@ static int per_partition_worth_trying(size_t total, int partitions, double best_
     return us >= 0 && us <= PT_PER_PARTITION_WITHIN * best_us;
 }
 
+/* One message per partition, each sent at its mark: `none`'s layout (over
+ * MPI, partitions past the eager limit in eager pieces), so that a policy
+ * measuring it against its own is not beaten by `none` itself. */
+static pt_layout per_partition_layout(const pt_settings *s, size_t part_bytes, int partitions, int can_cut)
+{
+    pt_settings none = *s;
+    none.policy = PT_POLICY_NONE;
+    pt_layout l;
+    l.count = pt_plan_transport(&none, part_bytes, partitions, can_cut, &l.cut);
+    return l;
+}
+
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)
 {
     pt_settings model = *s;
@@ -266,8 +278,9 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     ptm_ranked_layout ranked[PT_MAX_CANDIDATES_RANKED];
     int nr = ptm_layout_ranking(&params, part_bytes * (size_t)partitions, partitions, s->delay_us,
                                 can_cut ? PTM_MAX_CUT_MESSAGES : 1, ranked + 2, PT_MAX_CANDIDATES_RANKED - 2);
+    pt_layout each = per_partition_layout(s, part_bytes, partitions, can_cut);
     ranked[0] = (ptm_ranked_layout){ 1, 0, 0 };
-    ranked[1] = (ptm_ranked_layout){ partitions, 0, 0 };
+    ranked[1] = (ptm_ranked_layout){ each.count, each.cut, 0 };
     for (int k = 0; k < nr + 2 && n < max; k++) {
         if (k == 1 && !per_partition_worth_trying(part_bytes * (size_t)partitions, partitions,
                                                   nr > 0 ? ranked[2].model_us : 0))
@@ -299,7 +312,7 @@ int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partit
     pthread_once(&loaded, load_files);
     if (!per_partition_candidate(partitions))
         return 1;
-    out[1] = (pt_layout){ partitions, 0 };
+    out[1] = per_partition_layout(s, part_bytes, partitions, can_cut);
     return 2;
 }
 

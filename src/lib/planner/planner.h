@@ -22,9 +22,10 @@ typedef struct pt_layout {
 } pt_layout;
 #define PT_MAX_CANDIDATES_RANKED 8
 /* The adaptive policy's candidates, at most max: first the layout `model`
- * plans, then one plain message, one message per partition (up to the
- * model's eager burst, 16 messages with MPICH's parameters, and up to 64
- * where the model prices it within 2x of its best layout), then the
+ * plans, then one plain message, one message per partition as `none` sends
+ * it (over MPI, past the eager limit, in eager pieces; up to the model's
+ * eager burst, 16 partitions with MPICH's parameters, and up to 64 where
+ * the model prices it within 2x of its best layout), then the
  * model's next best layouts (each
  * fitted to MPI's counts as pt_plan_transport does), no layout twice. Only
  * the first when s->adapt is 0. Returns how many. */
@@ -34,8 +35,10 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
  * holds back two pieces, where `none` sends one partition after the last
  * mark (32 KiB in 8 partitions, the first half 100 us late: 1.6x none's time
  * after the last mark). Over MPI with 2 to the eager burst of partitions it
- * is therefore measured online against one message per partition, as the
- * adaptive policy measures its candidates: returns 2, the cut first. Else
+ * is therefore measured online against one message per partition as `none`
+ * sends it (past the eager limit in eager pieces, which lie within
+ * partitions), as the adaptive policy measures its candidates: returns 2,
+ * the cut first. Else
  * (not a cut, the fabric, PARTITA_TRANSPORT_PARTS, PARTITA_ADAPT=0) the one
  * layout the timer plans: returns 1. */
 int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out);
