@@ -546,14 +546,8 @@ int main(int argc, char **argv)
         if (cfg.parts.v[i] < c->threads)
             pt_fail(&ctx, "--partitions %d is smaller than --threads %d: every thread needs at least one partition",
                     cfg.parts.v[i], c->threads);
-    /* single, uniform and gaussian scale the compute time: of none they make none. delay adds its
-     * microseconds to it, so with no compute it still makes one thread late (the model's laggard). */
-    if (c->compute_us == 0.0 && c->noise.kind != PT_NOISE_NONE && c->noise.kind != PT_NOISE_DELAY) {
-        char model[64];
-        pt_noise_format(&c->noise, model, sizeof model);
-        pt_fail(&ctx, "--noise %s scales the compute time, which is 0 (--compute 0): give --compute US, or --noise "
-                "delay:US for one thread US late", model);
-    }
+    /* delay with no compute stays: one thread late (the model's laggard) */
+    pt_require_compute_for_noise(&ctx, c, c->compute_us > 0.0, "--compute 0", "--compute US");
     /* the reference MPI_Send carries the whole message in one int count of bytes */
     if (cfg.sizes.max > (size_t)INT_MAX)
         pt_fail(&ctx, "--message-size: at most 1G bytes (got %zu): the reference MPI_Send of m bytes takes an int "

@@ -440,6 +440,17 @@ void pt_require_cold_cache(pt_ctx *ctx, int cold)
     pt_check_all(ctx, cold && pt_cache_setup() != 0, "cannot allocate the cold-cache flush buffer");
 }
 
+void pt_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, int has_compute, const char *zero,
+                                  const char *give)
+{
+    if (has_compute || c->noise.kind == PT_NOISE_NONE || c->noise.kind == PT_NOISE_DELAY)
+        return;
+    char model[64];
+    pt_noise_format(&c->noise, model, sizeof model);
+    pt_fail(ctx, "--noise %s scales the compute time, which is 0 (%s): give %s, or --noise delay:US for one thread "
+            "US late", model, zero, give);
+}
+
 void pt_check_all(pt_ctx *ctx, int failed, const char *msg)
 {
     int me = failed ? ctx->rank : ctx->size, first = 0;

@@ -87,6 +87,12 @@ void pt_agree_on_arguments(pt_ctx *ctx, const char *parse_error, int argc, char 
 void pt_check_all(pt_ctx *ctx, int failed, const char *msg);
 void pt_require_omp_threads(pt_ctx *ctx, int threads);
 void pt_require_cold_cache(pt_ctx *ctx, int cold);
+/* single, uniform and gaussian noise scale the compute time; delay adds its microseconds to it,
+ * so it stays meaningful with none (one thread late). Without compute (has_compute 0) a scaling
+ * model would change nothing: pt_fail, naming how the options are 0 (`zero`, e.g. "--compute 0")
+ * and what to give instead (`give`, e.g. "--compute US"). */
+void pt_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, int has_compute, const char *zero,
+                                  const char *give);
 
 const char *pt_thread_level_name(int level);
 const char *pt_compute_mode_name(int mode);

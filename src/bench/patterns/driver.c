@@ -307,10 +307,6 @@ void pat_compute(const pt_common *c, double base_us, int thread, long iter)
 
 void pat_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, double cell_ns)
 {
-    if (c->compute_us > 0.0 || cell_ns > 0.0 || c->noise.kind == PT_NOISE_NONE || c->noise.kind == PT_NOISE_DELAY)
-        return;
-    char model[64];
-    pt_noise_format(&c->noise, model, sizeof model);
-    pt_fail(ctx, "--noise %s scales the compute time, which is 0 (--compute 0, --cell-ns 0): give --compute US or "
-            "--cell-ns NS, or --noise delay:US for one thread US late", model);
+    pt_require_compute_for_noise(ctx, c, c->compute_us > 0.0 || cell_ns > 0.0, "--compute 0, --cell-ns 0",
+                                 "--compute US or --cell-ns NS");
 }
