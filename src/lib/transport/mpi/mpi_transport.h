@@ -45,11 +45,8 @@ static inline int pt_late_tag(int tag_base, int ntrans, int p) { return tag_base
  * bytes, went as rendezvous messages, each waiting for a handshake: 32 late
  * ones took 89-101 us after the last mark, in 2 eager pieces each 2.5-5.4 us
  * (docs/library.md, "Late partitions in eager pieces"). Piece i of a
- * partition of b bytes is [b*i/k, b*(i+1)/k). */
-static inline size_t pt_mpi_piece_offset(size_t part_bytes, int pieces, int i)
-{
-    return part_bytes * (size_t)i / (size_t)pieces;
-}
+ * partition is balanced as the model's cut is: bytes from
+ * ptm_piece_offset(part_bytes, pieces, i) on, on both sides. */
 /* The transport's word of the set-up message (PT_HS_TRANSPORT_ARG): the
  * first data tag, and above bit 32 the pieces of a late partition less one
  * (so a request with whole late partitions sends its tag alone). */

@@ -5,7 +5,7 @@
  * of a group's first flush is the cue to post a receive on the late tag of
  * each of its partitions not in a run, so the late partitions (those a
  * laggard holds back) land without a header being read before each (in as
- * many receives as the sender sends it pieces: pt_mpi_piece_offset). Each
+ * many receives as the sender sends it pieces: mpi_transport.h). Each
  * run and late partition is reported up as it lands (pt_recv_parts_in).
  * One header receive is kept posted; a header of a later round (the sender
  * may be ahead) is kept until that round starts, and nothing more is posted
@@ -63,13 +63,13 @@ static int post_late(pt_request *req, int g)
     const pt_recv_side *u = &req->u.r;
     pt_mpi_recv *r = state(req);
     size_t bytes = (size_t)u->hs[PT_HS_PART_BYTES];
-    int k = r->late_pieces;
+    size_t k = (size_t)r->late_pieces;
     for (int p = group_first(u, g), end = group_first(u, g + 1); p < end; p++) {
         if (r->sstate[p] != PT_SP_NONE)
             continue;
         char *at = u->dest + (size_t)p * bytes;
-        for (int i = 0; i < k; i++) {
-            size_t lo = pt_mpi_piece_offset(bytes, k, i), hi = pt_mpi_piece_offset(bytes, k, i + 1);
+        for (size_t i = 0; i < k; i++) {
+            size_t lo = ptm_piece_offset(bytes, k, i), hi = ptm_piece_offset(bytes, k, i + 1);
             int rc = PMPI_Irecv(at + lo, (int)(hi - lo), MPI_BYTE, req->peer_world,
                                 pt_late_tag(r->tag_base, u->ntrans, p), pt_data_comm(), &r->lreq[r->nlate]);
             if (rc != MPI_SUCCESS)

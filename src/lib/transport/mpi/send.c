@@ -141,12 +141,15 @@ static int send_alone(pt_request *req, int p)
     int tag = pt_late_tag(t->tag_base, req->u.s.ntrans, p);
     if (t->late_pieces == 1)
         return pt_mpi_span_isend(req, p, p + 1, tag, &t->xreq[t->nx++]);
-    char *base = req->buf + req->true_lb + (size_t)p * req->part_bytes;
+    void *addr; /* contiguous bytes: pieces are planned for no other partition */
+    MPI_Count n;
+    MPI_Datatype type;
+    span(req, p, p + 1, &addr, &n, &type);
+    size_t k = (size_t)t->late_pieces;
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < t->late_pieces && rc == MPI_SUCCESS; i++) {
-        size_t lo = pt_mpi_piece_offset(req->part_bytes, t->late_pieces, i),
-               hi = pt_mpi_piece_offset(req->part_bytes, t->late_pieces, i + 1);
-        rc = PMPI_Isend(base + lo, (int)(hi - lo), MPI_BYTE, req->peer_world, tag, pt_data_comm(),
+    for (size_t i = 0; i < k && rc == MPI_SUCCESS; i++) {
+        size_t lo = ptm_piece_offset(req->part_bytes, k, i), hi = ptm_piece_offset(req->part_bytes, k, i + 1);
+        rc = PMPI_Isend((char *)addr + lo, (int)(hi - lo), MPI_BYTE, req->peer_world, tag, pt_data_comm(),
                         &t->xreq[t->nx++]);
     }
     return rc;
