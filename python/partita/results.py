@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import reprlib
+import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +125,29 @@ def replaces_input(out: Path, folders: Collection[Path]) -> bool:
             target.is_relative_to(f.resolve()) for f in folders)
     except OSError:
         return False
+
+
+def write_json_atomically(path: Path, doc, check: Callable[[Path], object] | None = None) -> None:
+    """Write doc as JSON to path through a file beside it, renamed into place: a reader never sees
+    half a file, and a failed write, or a `check` of the new file that raises, leaves what was at
+    path as it was (and no file beside it). The folder must exist."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".new",
+                                     delete=False) as f:
+        tmp = Path(f.name)
+        try:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        except BaseException:
+            f.close()
+            tmp.unlink(missing_ok=True)
+            raise
+    try:
+        if check is not None:
+            check(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def is_params_file(path: Path) -> bool:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from ..launch import BuildInfo, LaunchError, check_launcher
 from ..model import ModelError, default_params_path, library
 from ..model.loggp import format_segments, format_sizes, measure
 from ..model.options import warn_if_busy
+from ..results import write_json_atomically
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -107,12 +105,7 @@ def main(args: argparse.Namespace) -> int:
     if target is not None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            # write next to the target, then rename: a reader never sees half a file
-            with tempfile.NamedTemporaryFile("w", dir=target.parent, prefix=".loggp-", suffix=".json",
-                                             delete=False) as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
-            shutil.move(f.name, target)
+            write_json_atomically(target, doc)
         except OSError as e:
             print(f"{prog}: error: cannot save {target}: {e}", file=sys.stderr)
             return 2

@@ -4,8 +4,6 @@ user partitions) and write the tuning table libpartita's `table` policy reads.""
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -15,6 +13,7 @@ from ..model import ModelError, Table, library
 from ..model.experiments import Pattern
 from ..model.options import load_params, parse_int_list, parse_size_range, warn_if_busy
 from ..model.tune import default_table_path, format_entries, table_document, tune
+from ..results import write_json_atomically
 
 PROG = "partita tune"
 
@@ -88,15 +87,11 @@ def main(args: argparse.Namespace) -> int:
     print(f"\nmodel's choice within 5% of the measured best in {within} of {len(entries)} cases; "
           f"search took {elapsed:.0f} s")
     doc = table_document(entries, pattern, params, elapsed, args.quantile)
-    # written next to the table and renamed once the library's reader accepts it: a failed write
-    # leaves the table that was there as it was
-    tmp = out.with_name(f".{out.name}.new")
+    # renamed into place once the library's reader accepts it: a failed write leaves the table
+    # that was there as it was
     try:
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        Table(tmp)
-        os.replace(tmp, out)
+        write_json_atomically(out, doc, check=Table)
     except (OSError, ModelError) as e:
-        tmp.unlink(missing_ok=True)
         print(f"{PROG}: error: cannot write a usable table to {out}: {e}", file=sys.stderr)
         return 2
     print(f"tuning table: {out}  (use: PARTITA_POLICY=table PARTITA_TUNING={out})")
