@@ -87,7 +87,7 @@ static size_t peer_piece; /* the peer's piece size: a write of s bytes arrives i
 /* Wait for the next arrival of s bytes (a write, its pieces, or an empty reply). */
 static void take_arrival(size_t s)
 {
-    long n = s ? (long)pt_fab_pieces(s, peer_piece) : 1;
+    long n = s ? (long)pt_fab_pieces(s, peer_piece, 0) : 1;
     while (st.arrived < st.consumed + n)
         poll_once();
     st.consumed += n;
@@ -131,7 +131,7 @@ int loggp_fabric_switches(size_t known[2])
     int n = 0;
     known[n++] = pt_fab_inject_size(st.ctx);
     if (piece)
-        known[n++] = pt_fab_largest_in_pieces(piece);
+        known[n++] = pt_fab_largest_in_pieces(piece, 0);
     return n;
 }
 

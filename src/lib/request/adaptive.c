@@ -689,6 +689,18 @@ static int layout_words(char *out, size_t len, pt_layout l)
                     l.cut ? (l.count == 1 ? "piece" : "pieces (cut)") : (l.count == 1 ? "message" : "groups"));
 }
 
+/* "; transport NAME" and what the transport adds of itself. */
+static void put_transport(const pt_request *req, char *text, size_t cap, size_t *at)
+{
+    if (!req->tp_ops || *at >= cap)
+        return;
+    *at += (size_t)snprintf(text + *at, cap - *at, "; transport %s", req->tp_ops->name);
+    if (req->tp_ops->describe && req->tp && *at < cap) {
+        req->tp_ops->describe(req, text + *at, cap - *at);
+        *at += strlen(text + *at);
+    }
+}
+
 int Partita_Request_why(MPI_Request request, char *text, int len)
 {
     int counts[PTA_MAX_CANDIDATES], cuts[PTA_MAX_CANDIDATES], n = 0, cur = -1;
@@ -738,8 +750,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 req->u.s.cut ? "a cut holds no whole partition back"
                 : req->u.s.ntrans >= req->partitions ? "one partition each"
                                                      : "a split cannot pay at this size");
-        if (req->tp_ops)
-            PUT("; transport %s", req->tp_ops->name);
+        put_transport(req, text, cap, &at);
         return MPI_SUCCESS;
     }
     PUT("%s, round %d: layout #%d (%s) of", policy, pt_request_round(req), cur, words);
@@ -759,8 +770,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
     } else {
         PUT("; as the sender announced (%d rounds waited for their window)", req->u.r.adapt->waits);
     }
-    if (req->tp_ops)
-        PUT("; transport %s", req->tp_ops->name);
+    put_transport(req, text, cap, &at);
 #undef PUT
     return MPI_SUCCESS;
 }

@@ -90,6 +90,9 @@ typedef struct pt_transport_ops {
      * MPI transport's empty terminators of groups that came in runs). */
     int (*recv_settled)(const struct pt_request *req);
     void (*recv_destroy)(struct pt_request *req);
+    /* Optional (NULL: nothing to add): what Partita_Request_why says of the
+     * request's transport after its name, into text (len bytes). */
+    void (*describe)(const struct pt_request *req, char *text, size_t len);
 } pt_transport_ops;
 
 /* select.c: the transports by name and by their index (the set-up message's

@@ -16,7 +16,7 @@ int pt_fab_put(pt_fab_ctx *ctx, const pt_fab_put_write *w, size_t *sent, pt_fab_
     *completes = 0;
     if (w->len <= pt_fab_inject_size(ctx)) /* no completion to reap: the bytes are copied out now */
         return pt_fab_inject_write(ctx, w->src, w->len, w->dest, w->raddr, w->key, w->imm);
-    if (pt_fab_pieces(w->len, w->piece) > 1) {
+    if (pt_fab_pieces(w->len, w->piece, w->run) > 1) {
         int rc = 0;
         while (rc == 0 && *sent < w->len) {
             size_t n = w->len - *sent < w->piece ? w->len - *sent : w->piece;

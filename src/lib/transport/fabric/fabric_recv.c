@@ -89,7 +89,8 @@ int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
         return 1;
     size_t len;
     unsigned char *in;
-    if (pt_imm_kind(imm) == PT_IMM_MESSAGE) {
+    int run = pt_imm_kind(imm) == PT_IMM_RUN;
+    if (!run) {
         uint64_t j = pt_imm_low(imm);
         if (j >= (uint64_t)t->msgs_cap_round)
             return 1; /* names nothing: counted as bad by the caller */
@@ -102,7 +103,7 @@ int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
         len = (size_t)count * t->part_bytes;
         in = &t->run_pieces[first];
     }
-    unsigned n = pt_fab_pieces(len, t->piece);
+    unsigned n = pt_fab_pieces(len, t->piece, run);
     if (n > 1 && ++*in < n)
         return 0;
     *in = 0;

@@ -68,8 +68,11 @@ static int post(pt_fab_send *s, pt_fab_pending *it)
     } else {
         pt_fab_put_write w = {.src = s->src + it->offset, .desc = s->mr.desc, .len = it->len, .dest = s->dest,
                               .raddr = s->reply.base + it->offset, .key = s->reply.key, .imm = imm,
-                              .piece = s->piece};
+                              .piece = s->piece, .run = it->kind == PT_IMM_RUN};
+        size_t before = it->sent;
         rc = pt_fab_put(s->ctx, &w, &it->sent, &s->wops[n].op, &completes);
+        if (before == 0 && it->sent > 0)
+            atomic_fetch_add_explicit(&s->pieced, 1, memory_order_relaxed);
     }
     pt_fab_unlock(s->ctx);
     if (rc == 0 && completes)
@@ -372,4 +375,20 @@ void pt_fab_send_destroy(pt_request *req)
     free(s->staging);
     free(s);
     req->tp = NULL;
+}
+
+void pt_fab_describe(const pt_request *req, char *text, size_t len)
+{
+    const pt_fab_send *s = state(req);
+    if (!req->is_send || !s)
+        snprintf(text, len, "%s", "");
+    else if (!s->piece)
+        snprintf(text, len, " (every write goes whole)");
+    else
+        snprintf(text, len,
+                 " (a write over %zu bytes goes as injected pieces of that size: up to %u of them for a message, "
+                 "up to %u for a run of partitions sent at their marks after a split; %ld writes of this layout "
+                 "went in pieces so far)",
+                 s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
+                 atomic_load_explicit(&((pt_fab_send *)s)->pieced, memory_order_relaxed));
 }

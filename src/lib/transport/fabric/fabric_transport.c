@@ -391,4 +391,5 @@ const pt_transport_ops pt_fabric_transport = {
     .recv_progress = pt_fab_recv_progress,
     .recv_settled = pt_fab_recv_settled,
     .recv_destroy = pt_fab_recv_destroy,
+    .describe = pt_fab_describe,
 };

@@ -87,6 +87,7 @@ typedef struct pt_fab_send {
     fi_addr_t dest;
     const char *src;          /* byte 0 of the round: the user's buffer, or staging */
     size_t piece;             /* bytes of a piece (fabric_wire.h), 0: every write goes whole */
+    atomic_long pieced;       /* writes that went in pieces (Partita_Request_why) */
     char *staging;            /* non-contiguous types: packed here */
     pt_fab_mr mr;             /* of src, when the provider wants local registration */
     atomic_int credits;       /* rounds granted */
@@ -169,6 +170,8 @@ void pt_fab_arrival(pt_fab_recv *r, uint64_t imm);
 /* fabric_recv.c, under the context's lock: whether the write imm names is
  * whole with this completion (a piece of one still missing others is not). */
 int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm);
+/* fabric_send.c: what Partita_Request_why says of a fabric send request's pieces. */
+void pt_fab_describe(const struct pt_request *req, char *text, size_t len);
 /* PARTITA_FABRIC_PIECES: 1 (the default) or 0 (every write goes whole), read in MPI_Init. */
 int pt_fab_pieces_wanted(void);
 /* The transport's communicator and a fresh pair of tags on it (hello on the

@@ -41,21 +41,31 @@ static inline uint32_t pt_imm_run_first(uint64_t imm) { return (uint32_t)(imm >>
 static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & PT_IMM_PART_MAX; }
 
 /* Pieces. A write of more than the piece size the sender names in its hello
- * (its provider's inject size, when that is at least PT_FAB_PIECE_MIN) and of
- * at most PT_FAB_PIECES_MAX pieces goes as that many injected writes of the
- * piece size (the last one shorter), each with the write's immediate. The
- * receiver knows every write's length (a message's from the plan, a run's
- * from its count), so it counts the pieces by the same rule: nothing more on
- * the wire. Why: over shm a write above the inject size takes the provider's
- * copy-by-the-receiver path, and one 8 KiB write took 1.2 times a plain
- * MPI_Send where two injected 4 KiB pieces took 0.8 (docs/library.md). */
+ * (its provider's inject size, when that is at least PT_FAB_PIECE_MIN) goes
+ * as injected writes of the piece size (the last one shorter), each with the
+ * write's immediate, when it needs at most PT_FAB_PIECES_MAX of them, or at
+ * most PT_FAB_RUN_PIECES_MAX for a run (the timer's partitions that go at
+ * their marks once their group was split: a laggard's). The receiver knows
+ * every write's length (a message's from the plan, a run's from its count)
+ * and kind, so it counts the pieces by the same rule: nothing more on the
+ * wire. Why: over shm a write above the inject size takes the provider's
+ * copy-by-the-receiver path; one 8 KiB write took 1.2 times a plain MPI_Send
+ * where two injected 4 KiB pieces took 0.8, and a laggard's 32 KiB partition
+ * arrived 21 us after its mark whole against 4 in pieces (docs/library.md).
+ * Messages keep the small limit: the marking thread pays for the copies, and
+ * in the launches where the copies run slow (about 1 us a piece) up to 32
+ * pieces per partition made `none`'s rounds twice as long. */
 #define PT_FAB_PIECES_MAX 4u
+#define PT_FAB_RUN_PIECES_MAX 32u
 #define PT_FAB_PIECE_MIN 1024u
-/* The largest write that goes in pieces of this size. */
-static inline size_t pt_fab_largest_in_pieces(size_t piece) { return piece * PT_FAB_PIECES_MAX; }
-static inline unsigned pt_fab_pieces(size_t len, size_t piece)
+/* The largest write (a run's or a message's) that goes in pieces of this size. */
+static inline size_t pt_fab_largest_in_pieces(size_t piece, int run)
 {
-    if (!piece || len <= piece || len > pt_fab_largest_in_pieces(piece))
+    return piece * (run ? PT_FAB_RUN_PIECES_MAX : PT_FAB_PIECES_MAX);
+}
+static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
+{
+    if (!piece || len <= piece || len > pt_fab_largest_in_pieces(piece, run))
         return 1;
     return (unsigned)((len + piece - 1) / piece);
 }
@@ -73,6 +83,7 @@ typedef struct pt_fab_put_write {
     fi_addr_t dest;
     uint64_t raddr, key, imm;
     size_t piece;
+    int run; /* a run's write (PT_IMM_RUN) */
 } pt_fab_put_write;
 
 /* Post the bytes of w from *sent on (fabric_put.c; the context's lock held).
