@@ -3,18 +3,28 @@
  * still move as a few runs, not one message (and one posted receive tested
  * at every progress call) per partition. Run with 2 ranks:
  *   stall [-s SEND_PARTS] [-r RECV_PARTS] [-k MARK_BEFORE_STALL] [-d STALL_US] [-i ROUNDS]
- * Every byte is checked; the timeout of the test is the hang check. */
+ *         [-b BYTES_PER_SEND_PART] [-o 1] [-a AT_LEAST] [-z AT_MOST] [-w WHY_SAYS]
+ * -o 1 marks the even partitions before the stall and the odd ones after it
+ * (a laggard's partitions scattered) instead of the first MARK_BEFORE_STALL;
+ * -a / -z check the sender's runs and lone partitions (Partita_Request_runs)
+ * in every round; -w checks that the sender's Partita_Request_why contains
+ * WHY_SAYS. Every byte is checked; the timeout of the test is the hang
+ * check. */
 #include "ptest.h"
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("stall");
-    int sparts = 150000, rparts = 1000, before = 10, rounds = 1;
+    int sparts = 150000, rparts = 1000, before = 10, rounds = 1, bytes = 1, odd_last = 0, at_least = -1,
+        at_most = -1;
+    const char *why_says = NULL;
     long stall_us = 2000;
     for (int i = 1; i + 1 < argc; i += 2) {
         int v = atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "-s"))
+        if (!strcmp(argv[i], "-w"))
+            why_says = argv[i + 1];
+        else if (!strcmp(argv[i], "-s"))
             sparts = v;
         else if (!strcmp(argv[i], "-r"))
             rparts = v;
@@ -24,27 +34,40 @@ int main(int argc, char **argv)
             stall_us = v;
         else if (!strcmp(argv[i], "-i"))
             rounds = v;
+        else if (!strcmp(argv[i], "-b"))
+            bytes = v;
+        else if (!strcmp(argv[i], "-o"))
+            odd_last = v;
+        else if (!strcmp(argv[i], "-a"))
+            at_least = v;
+        else if (!strcmp(argv[i], "-z"))
+            at_most = v;
         else
             ptest_usage("stall: unknown option");
     }
-    if (sparts < 1 || rparts < 1 || sparts % rparts || before < 0 || before > sparts || rounds < 1)
-        ptest_usage("stall: need RECV_PARTS dividing SEND_PARTS, 0 <= MARK_BEFORE_STALL <= SEND_PARTS");
-    unsigned char *buf = malloc((size_t)sparts);
+    if (sparts < 1 || rparts < 1 || sparts % rparts || before < 0 || before > sparts || rounds < 1 || bytes < 1 ||
+        (size_t)sparts * (size_t)bytes > (1u << 30))
+        ptest_usage("stall: need RECV_PARTS dividing SEND_PARTS, 0 <= MARK_BEFORE_STALL <= SEND_PARTS, "
+                    "BYTES_PER_SEND_PART >= 1 and at most 1 GiB in all");
+    size_t total = (size_t)sparts * (size_t)bytes;
+    unsigned char *buf = malloc(total);
+    CHECK(buf != NULL, "out of memory for %zu bytes", total);
     MPI_Request req;
     if (rank == 0)
-        OK(MPI_Psend_init(buf, sparts, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+        OK(MPI_Psend_init(buf, sparts, bytes, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
     else
-        OK(MPI_Precv_init(buf, rparts, sparts / rparts, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+        OK(MPI_Precv_init(buf, rparts, (MPI_Count)(total / (size_t)rparts), MPI_BYTE, 0, 3, MPI_COMM_WORLD,
+                          MPI_INFO_NULL, &req));
     CHECK_PARTITA(req);
     for (int round = 0; round < rounds; round++) {
         if (rank == 0) {
-            for (int p = 0; p < sparts; p++)
-                buf[p] = (unsigned char)(p * 7 + round);
+            for (size_t i = 0; i < total; i++)
+                buf[i] = (unsigned char)(i * 7 + (size_t)round);
             OK(MPI_Start(&req));
-            for (int p = 0; p < before; p++)
+            for (int p = 0; p < (odd_last ? sparts : before); p += odd_last ? 2 : 1)
                 OK(MPI_Pready(p, req));
             ptest_pause_us(stall_us); /* the marking thread stalls: the timer splits the group */
-            for (int p = before; p < sparts; p++)
+            for (int p = odd_last ? 1 : before; p < sparts; p += odd_last ? 2 : 1)
                 OK(MPI_Pready(p, req));
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
             int (*runs)(MPI_Request, int *) = (int (*)(MPI_Request, int *))dlsym(RTLD_DEFAULT, "Partita_Request_runs");
@@ -56,13 +79,24 @@ int main(int argc, char **argv)
                 plan(req, &nmsg, NULL);
             }
             printf("stall: round %d: %d transport messages, %d runs and lone late partitions\n", round, nmsg, nruns);
+            char why[2048] = "";
+            int (*why_of)(MPI_Request, char *, int) =
+                (int (*)(MPI_Request, char *, int))dlsym(RTLD_DEFAULT, "Partita_Request_why");
+            if (why_says && why_of)
+                why_of(req, why, sizeof why);
+            CHECK(!why_says || strstr(why, why_says), "round %d: the why text does not say '%s': %s", round,
+                  why_says, why);
+            CHECK(at_least < 0 || nruns >= at_least, "round %d: %d runs and lone partitions, expected at least %d",
+                  round, nruns, at_least);
+            CHECK(at_most < 0 || (nruns >= 0 && nruns <= at_most),
+                  "round %d: %d runs and lone partitions, expected at most %d", round, nruns, at_most);
         } else {
-            memset(buf, 0, (size_t)sparts);
+            memset(buf, 0, total);
             OK(MPI_Start(&req));
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
             int bad = 0;
-            for (int p = 0; p < sparts; p++)
-                bad += buf[p] != (unsigned char)(p * 7 + round);
+            for (size_t i = 0; i < total; i++)
+                bad += buf[i] != (unsigned char)(i * 7 + (size_t)round);
             CHECK(!bad, "round %d: %d bytes differ", round, bad);
         }
         MPI_Barrier(MPI_COMM_WORLD);

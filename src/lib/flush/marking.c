@@ -97,6 +97,8 @@ int pt_flush_init(pt_request *req)
         return MPI_SUCCESS;
     atomic_store_explicit(&s->watch_rounds, pays ? PT_TIMER_WATCH_ROUNDS : 0, memory_order_relaxed);
     s->thread_only = !pays;
+    s->lone_waits = !req->tp_ops->cheap_runs &&
+                    pt_plan_lone_waits(&req->settings, req->part_bytes, P, N, req->contiguous);
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     s->late_begin_ticks = pt_ticks_from_ns(pt_timer_late_begin_ns(req));
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {

@@ -173,13 +173,36 @@ static int group_marked(const pt_send_side *s, int g);
  * group's state from now on (marking.c). */
 static void note_split(pt_send_side *s) { atomic_store(&s->any_split, 1); }
 
+/* Runs of consecutive marked partitions of group g (the partitions left
+ * unmarked lie between them: about as many runs). */
+static int marked_runs(const pt_send_side *s, int g)
+{
+    int n = 0, prev = 0;
+    for (int p = s->bound[g]; p < s->bound[g + 1]; p++) {
+        int marked = atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE;
+        n += marked && !prev;
+        prev = marked;
+    }
+    return n;
+}
+
 /* marked: the group's partitions marked so far (group_marked). */
 static void flush_group(pt_request *req, int g, int marked)
 {
     pt_send_side *s = &req->u.s;
     int expected = PT_GROUP_OPEN;
     int left = s->bound[g + 1] - s->bound[g] - marked;
-    int next = left <= PT_LATE_MAX ? PT_GROUP_SPLIT : PT_GROUP_RUNS;
+    /* Each later partition alone at its mark (SPLIT), unless many are left,
+     * or a partition alone would wait for MPI's rendezvous handshake and the
+     * ones left lie in long runs: then the rest goes in runs, at the group's
+     * last mark or when its marking stalls again (RUNS). A laggard's half of
+     * 2 MiB in 64 partitions (32 KiB each, over the eager pieces' cap) took
+     * 183-249 us after its last mark one by one, 112-134 as one run; but
+     * when a laggard's partitions are scattered (every fourth), a run each
+     * adds a header to every handshake (docs/library.md, "When a lone
+     * partition waits"). */
+    int next = left > PT_LATE_MAX || (s->lone_waits && 2 * marked_runs(s, g) <= left) ? PT_GROUP_RUNS
+                                                                                       : PT_GROUP_SPLIT;
     /* Before the state leaves OPEN. A group no longer OPEN was split this round (any_split is
      * set already) or went whole in a race with this check (the exchange below fails). */
     note_split(s);
@@ -247,8 +270,9 @@ int pt_timer_split_if_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     int64_t quiet = atomic_load_explicit(&s->last_issue_ticks, memory_order_relaxed);
-    if (!quiet || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX || pt_ticks() - quiet < s->late_begin_ticks)
-        return 0;
+    if (!quiet || s->lone_waits || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
+        pt_ticks() - quiet < s->late_begin_ticks)
+        return 0; /* (lone_waits: sent alone, each partition would wait for a handshake) */
     note_split(s);
     int expected = PT_GROUP_OPEN;
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))

@@ -208,6 +208,13 @@ int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions,
     return k > PT_MAX_EAGER_PIECES || k * (size_t)group_parts > PT_EAGER_PIECES_MAX_MESSAGES ? 1 : (int)k;
 }
 
+int pt_plan_lone_waits(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
+{
+    pthread_once(&loaded, load_files);
+    size_t eager = ptm_eager_limit(params_for(s));
+    return eager && part_bytes > eager && pt_plan_late_pieces(s, part_bytes, partitions, ntrans, contiguous) == 1;
+}
+
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)
 {
     if (s->delta_us >= 0)

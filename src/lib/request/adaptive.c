@@ -726,7 +726,17 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         if (req->is_send && req->settings.policy == PT_POLICY_NONE && req->u.s.cut)
             PUT("; each partition in %d eager pieces, sent at its mark (whole, its %zu bytes would wait for MPI's "
                 "rendezvous handshake)", req->u.s.ntrans / req->partitions, req->part_bytes);
-        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
+        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split && req->u.s.lone_waits) {
+            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, and the later ones in "
+                "runs (at the group's last mark, or when its marking stalls again) when they lie in blocks, each "
+                "at its mark when they lie scattered: alone, a partition of %zu bytes would wait for MPI's "
+                "rendezvous handshake (past the eager limit, with too many pieces to split it)%s",
+                (double)req->u.s.delta_ns / 1e3, req->part_bytes,
+                req->u.s.thread_only ? " (groups this small only by the progress thread)" : "");
+            PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its mark "
+                "into a receive posted when the round starts",
+                PT_AHEAD_ROUNDS);
+        } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
             PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark%s",
                 (double)req->u.s.delta_ns / 1e3,
                 req->u.s.thread_only ? " (groups this small only by the progress thread, which a round wakes only "

@@ -108,6 +108,9 @@ typedef struct pt_send_side {
                                    progress thread (timer_flush.c: pt_timer_round_reset) */
     int thread_only;            /* too small for a split to pay: split only because a progress thread
                                    runs (pt_flush_init) */
+    int lone_waits;             /* a partition sent alone would wait for a rendezvous handshake
+                                   (pt_plan_lone_waits, over a transport whose runs are not cheap):
+                                   a split sends the rest of its group in runs (timer_flush.c) */
     _Atomic int64_t last_issue_ticks; /* when this round's latest group was handed over (pt_ticks; 0: none yet) */
     int64_t late_begin_ticks;      /* a group that begins this long (pt_ticks; pt_timer_late_begin_ns
                                       in ns) after it begins late and is split at once
