@@ -369,7 +369,8 @@ static void per_partition(const opts *o, int rank)
     MPI_Info_create(&timer);
     MPI_Info_set(timer, "partita_policy", "timer");
     int pieces = has_layout(o, rank, MPI_INFO_NULL, 512 << 10, 16, 80, 1),
-        timer_pieces = has_layout(o, rank, timer, 64 << 10, 8, 16, 1);
+        timer_pieces = has_layout(o, rank, timer, 64 << 10, 8, 16, 1),
+        priced_in_pieces = has_layout(o, rank, MPI_INFO_NULL, 1 << 20, 64, 192, 1);
     MPI_Info_free(&timer);
     if (rank == 0) {
         CHECK(yes, "128 KiB in 32 partitions: no candidate of one message per partition");
@@ -377,6 +378,8 @@ static void per_partition(const opts *o, int rank)
         CHECK(!many, "512 KiB in 128 partitions: one message per partition is a candidate");
         CHECK(pieces, "512 KiB in 16 partitions: no candidate of 80 eager pieces (none's layout)");
         CHECK(timer_pieces, "timer, 64 KiB in 8 partitions: no candidate of 16 eager pieces (none's layout)");
+        /* priced as whole 16 KiB partitions (rendezvous) it was never tried */
+        CHECK(priced_in_pieces, "1 MiB in 64 partitions: no candidate of 192 eager pieces (none's layout)");
     }
 }
 

@@ -229,24 +229,28 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
  * The parameter files are loaded. */
 static int per_partition_candidate(int partitions) { return partitions <= ptm_max_eager_messages(&params); }
 
-/* Beyond the eager burst, adaptive still tries one message per partition up
- * to PT_PER_PARTITION_MAX partitions when the model, burst aside, prices it
- * within PT_PER_PARTITION_WITHIN of its best layout (`best_us`): whether 32-64
- * eager messages in a row run fast depends on the launch's mode of MPICH's
- * eager path, which only measuring tells. 128 KiB in 32 and 256 KiB in 64
- * partitions are priced at 0.59 and 0.63 of one message; one message per
- * partition was the launch's best in 4 and 3 of 5 launches of a `library`
- * suite run, and with it as a candidate adaptive/bulk went from 1.01 to 0.77 and
- * 0.85 (8 launches of each build; docs/library.md). */
+/* Beyond the eager burst, adaptive still tries one message per partition
+ * (`each`: none's layout, eager pieces included) up to PT_PER_PARTITION_MAX
+ * partitions when the model prices that layout within PT_PER_PARTITION_WITHIN
+ * of its best (`best_us`): whether 32-64 eager messages in a row run fast
+ * depends on the launch's mode of MPICH's eager path, which only measuring
+ * tells. 128 KiB in 32 and 256 KiB in 64 partitions are priced at 0.59 and
+ * 0.63 of one message; one message per partition was the launch's best in 4
+ * and 3 of 5 launches of a `library` suite run, and with it as a candidate
+ * adaptive/bulk went from 1.01 to 0.77 and 0.85 (8 launches of each build;
+ * docs/library.md). Priced as whole partitions when it goes in pieces, 1 MiB
+ * in 64 partitions (16 KiB each: 192 eager pieces, 51 us) came to 183 us
+ * against one message's 85 and was never tried, though `none` was the
+ * launch's best there. */
 #define PT_PER_PARTITION_MAX 64
 #define PT_PER_PARTITION_WITHIN 2.0
-static int per_partition_worth_trying(size_t total, int partitions, double best_us)
+static int per_partition_worth_trying(size_t total, int partitions, pt_layout each, double best_us)
 {
     if (per_partition_candidate(partitions))
         return 1;
     if (partitions > PT_PER_PARTITION_MAX || best_us <= 0)
         return 0;
-    double us = ptm_grouped_us(&params, total, partitions, partitions, NULL, NULL);
+    double us = ptm_grouped_us(&params, total, partitions, each.count, NULL, NULL);
     return us >= 0 && us <= PT_PER_PARTITION_WITHIN * best_us;
 }
 
@@ -289,7 +293,7 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     ranked[0] = (ptm_ranked_layout){ 1, 0, 0 };
     ranked[1] = (ptm_ranked_layout){ each.count, each.cut, 0 };
     for (int k = 0; k < nr + 2 && n < max; k++) {
-        if (k == 1 && !per_partition_worth_trying(part_bytes * (size_t)partitions, partitions,
+        if (k == 1 && !per_partition_worth_trying(part_bytes * (size_t)partitions, partitions, each,
                                                   nr > 0 ? ranked[2].model_us : 0))
             continue;
         int cut = ranked[k].cut;
