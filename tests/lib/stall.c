@@ -17,34 +17,25 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("stall");
     int sparts = 150000, rparts = 1000, before = 10, rounds = 1, bytes = 1, odd_last = 0, at_least = -1,
-        at_most = -1;
+        at_most = -1, stall_us = 2000;
     const char *why_says = NULL;
-    long stall_us = 2000;
+    const struct {
+        const char *flag;
+        int *value;
+    } ints[] = {{"-s", &sparts}, {"-r", &rparts}, {"-k", &before},  {"-d", &stall_us}, {"-i", &rounds},
+                {"-b", &bytes},  {"-o", &odd_last}, {"-a", &at_least}, {"-z", &at_most}};
     for (int i = 1; i + 1 < argc; i += 2) {
-        int v = atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "-w"))
+        int known = !strcmp(argv[i], "-w");
+        if (known)
             why_says = argv[i + 1];
-        else if (!strcmp(argv[i], "-s"))
-            sparts = v;
-        else if (!strcmp(argv[i], "-r"))
-            rparts = v;
-        else if (!strcmp(argv[i], "-k"))
-            before = v;
-        else if (!strcmp(argv[i], "-d"))
-            stall_us = v;
-        else if (!strcmp(argv[i], "-i"))
-            rounds = v;
-        else if (!strcmp(argv[i], "-b"))
-            bytes = v;
-        else if (!strcmp(argv[i], "-o"))
-            odd_last = v;
-        else if (!strcmp(argv[i], "-a"))
-            at_least = v;
-        else if (!strcmp(argv[i], "-z"))
-            at_most = v;
-        else
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+            if (!strcmp(argv[i], ints[k].flag))
+                *ints[k].value = atoi(argv[i + 1]), known = 1;
+        if (!known)
             ptest_usage("stall: unknown option");
     }
+    if (argc % 2 == 0)
+        ptest_usage("stall: an option without its value");
     if (sparts < 1 || rparts < 1 || sparts % rparts || before < 0 || before > sparts || rounds < 1 || bytes < 1 ||
         (size_t)sparts * (size_t)bytes > (1u << 30))
         ptest_usage("stall: need RECV_PARTS dividing SEND_PARTS, 0 <= MARK_BEFORE_STALL <= SEND_PARTS, "
