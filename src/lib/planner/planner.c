@@ -196,23 +196,32 @@ static int policy_count(const pt_settings *s, size_t part_bytes, int partitions,
     }
 }
 
-int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
+/* The pieces of a partition sent alone (1: whole) and, in *past, whether it
+ * is past MPI's eager limit: the two public questions below, from one look
+ * at the limit. */
+static int lone_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous, int *past)
 {
     pthread_once(&loaded, load_files);
     size_t eager = ptm_eager_limit(params_for(s));
+    *past = eager && part_bytes > eager;
     /* the largest group: ptm_group_first balances them to within one partition */
     int group_parts = ntrans > 0 ? (int)(((long long)partitions + ntrans - 1) / ntrans) : 0;
-    if (!contiguous || !eager || part_bytes <= eager || group_parts < 1)
+    if (!contiguous || !*past || group_parts < 1)
         return 1;
     size_t k = ceil_div(part_bytes, eager);
     return k > PT_MAX_EAGER_PIECES || k * (size_t)group_parts > PT_EAGER_PIECES_MAX_MESSAGES ? 1 : (int)k;
 }
 
+int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
+{
+    int past;
+    return lone_pieces(s, part_bytes, partitions, ntrans, contiguous, &past);
+}
+
 int pt_plan_lone_waits(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
 {
-    pthread_once(&loaded, load_files);
-    size_t eager = ptm_eager_limit(params_for(s));
-    return eager && part_bytes > eager && pt_plan_late_pieces(s, part_bytes, partitions, ntrans, contiguous) == 1;
+    int past, k = lone_pieces(s, part_bytes, partitions, ntrans, contiguous, &past);
+    return past && k == 1;
 }
 
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)

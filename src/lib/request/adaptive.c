@@ -726,34 +726,37 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         if (req->is_send && req->settings.policy == PT_POLICY_NONE && req->u.s.cut)
             PUT("; each partition in %d eager pieces, sent at its mark (whole, its %zu bytes would wait for MPI's "
                 "rendezvous handshake)", req->u.s.ntrans / req->partitions, req->part_bytes);
-        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split && req->u.s.lone_waits) {
-            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, and the later ones in "
-                "runs (at the group's last mark, or when its marking stalls again) when they lie in blocks, each "
-                "at its mark when they lie scattered: alone, a partition of %zu bytes would wait for MPI's "
-                "rendezvous handshake (past the eager limit, with too many pieces to split it)%s",
-                (double)req->u.s.delta_ns / 1e3, req->part_bytes,
-                req->u.s.thread_only ? " (groups this small only by the progress thread)" : "");
-            PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its mark "
-                "into a receive posted when the round starts",
-                PT_AHEAD_ROUNDS);
-        } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
-            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, each later one at its mark%s",
-                (double)req->u.s.delta_ns / 1e3,
-                req->u.s.thread_only ? " (groups this small only by the progress thread, which a round wakes only "
-                                       "after one that split a stalled group; else it finds one within 1 ms)"
-                                     : "");
-            PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
-                "went is split at its first mark",
-                PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3);
-            if (!req->tp_ops->cheap_runs) {
-                PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
-                    "posted when the round starts (the %s transport's runs wait for a header)",
-                    PT_AHEAD_ROUNDS, req->tp_ops->name);
-                int pieces = pt_plan_late_pieces(&req->settings, req->part_bytes, req->partitions,
-                                                 req->u.s.ntrans, req->contiguous);
-                if (pieces > 1)
-                    PUT("; a partition sent alone goes in %d eager pieces (whole, its %zu bytes would wait for "
-                        "MPI's rendezvous handshake)", pieces, req->part_bytes);
+        if (req->is_send && req->settings.policy == PT_POLICY_TIMER && req->u.s.split) {
+            const pt_send_side *ss = &req->u.s;
+            PUT("; a group with no new mark for %.1f us is split: its ready partitions go, ",
+                (double)ss->delta_ns / 1e3);
+            if (ss->lone_waits)
+                PUT("and the later ones in runs (at the group's last mark, or when its marking stalls again) when "
+                    "they lie in blocks, each at its mark when they lie scattered: alone, a partition of %zu bytes "
+                    "would wait for MPI's rendezvous handshake (past the eager limit, with too many pieces to split "
+                    "it)", req->part_bytes);
+            else
+                PUT("each later one at its mark");
+            if (ss->thread_only)
+                PUT(" (groups this small only by the progress thread, which a round wakes only after one that split "
+                    "a stalled group; else it finds one within 1 ms)");
+            if (ss->lone_waits) {
+                PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its "
+                    "mark into a receive posted when the round starts", PT_AHEAD_ROUNDS);
+            } else {
+                PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
+                    "went is split at its first mark",
+                    PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3);
+                if (!req->tp_ops->cheap_runs) {
+                    PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
+                        "posted when the round starts (the %s transport's runs wait for a header)",
+                        PT_AHEAD_ROUNDS, req->tp_ops->name);
+                    int pieces = pt_plan_late_pieces(&req->settings, req->part_bytes, req->partitions, ss->ntrans,
+                                                     req->contiguous);
+                    if (pieces > 1)
+                        PUT("; a partition sent alone goes in %d eager pieces (whole, its %zu bytes would wait for "
+                            "MPI's rendezvous handshake)", pieces, req->part_bytes);
+                }
             }
         } else if (req->is_send && req->settings.policy == PT_POLICY_TIMER)
             PUT("; each %s goes whole at its last mark (%s)", req->u.s.cut ? "piece" : "group",

@@ -71,6 +71,7 @@ static int post(pt_fab_send *s, pt_fab_pending *it)
                               .piece = s->piece, .run = it->kind == PT_IMM_RUN};
         size_t before = it->sent;
         rc = pt_fab_put(s->ctx, &w, &it->sent, &s->wops[n].op, &completes);
+        /* only a write in pieces advances it->sent: counted once, at its first piece */
         if (before == 0 && it->sent > 0)
             atomic_fetch_add_explicit(&s->pieced, 1, memory_order_relaxed);
     }
@@ -379,7 +380,7 @@ void pt_fab_send_destroy(pt_request *req)
 
 void pt_fab_describe(const pt_request *req, char *text, size_t len)
 {
-    const pt_fab_send *s = state(req);
+    pt_fab_send *s = state(req);
     if (!req->is_send || !s)
         snprintf(text, len, "%s", "");
     else if (!s->piece)
@@ -390,5 +391,5 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                  "up to %u for a run of partitions sent at their marks after a split; %ld writes of this layout "
                  "went in pieces so far)",
                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
-                 atomic_load_explicit(&((pt_fab_send *)s)->pieced, memory_order_relaxed));
+                 atomic_load_explicit(&s->pieced, memory_order_relaxed));
 }
