@@ -290,6 +290,7 @@ int pt_fab_recv_progress(pt_request *req, int lo, int hi)
         if (count > 0 && first + count <= r->sparts)
             pt_recv_parts_in(req, pt_plan_group_of(r->sparts, r->ntrans, first), first, count);
     }
+    pt_fab_nudge_mpi();
     return MPI_SUCCESS;
 }
 

@@ -263,6 +263,8 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
                 atomic_load_explicit(&s->posted, memory_order_acquire);
     memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
     pthread_mutex_unlock(&s->qlock);
+    if (!*done)
+        pt_fab_nudge_mpi();
     if (rc)
         fail_write(s, rc);
     int err = atomic_load(&s->error);

@@ -35,6 +35,23 @@ MPI_Comm pt_fab_comm(void) { return fab_comm; }
 /* Two tags per request: the hello on the even one, the reply on the next
  * (a request to itself must not match its own hello with its reply). */
 int pt_fab_next_tag(void) { return (int)(((unsigned)atomic_fetch_add(&next_tag, 2)) % (unsigned)tag_ub) & ~1; }
+/* MPICH, for one, may finish a receive before it tells the sender (the
+ * acknowledgement of its shared-memory single-copy protocol goes out in a
+ * later progress call): a receiver that then polled only fabric requests
+ * left that sender waiting for ever, and with it the rest of the sender's
+ * round, whose credit the receiver's fabric request needed. An Iprobe on the
+ * fabric's own communicator runs the engine once. Every 256th call: a poller
+ * starved that way still nudges every few tens of microseconds, and a round
+ * that completes in a few dozen calls never pays for it. */
+#define NUDGE_EVERY 256
+void pt_fab_nudge_mpi(void)
+{
+    static _Thread_local unsigned calls;
+    if (++calls % NUDGE_EVERY || fab_comm == MPI_COMM_NULL)
+        return;
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, fab_comm, &flag, MPI_STATUS_IGNORE);
+}
 /* PARTITA_FABRIC_PROGRESS_THREAD: 0 or 1 (the default), read in MPI_Init. */
 static int progress_wanted = 1;
 static int pieces_wanted = 1;

@@ -178,6 +178,11 @@ int pt_fab_pieces_wanted(void);
  * even tag, the reply on tag + 1). */
 MPI_Comm pt_fab_comm(void);
 int pt_fab_next_tag(void);
+/* From an application thread whose fabric request is still in progress:
+ * every few calls, run MPI's progress engine once. The fabric's own progress
+ * makes no MPI call, and a program that only polls a fabric request must not
+ * starve MPI traffic the peer waits for (tests/fabric/mpi_progress.c). */
+void pt_fab_nudge_mpi(void);
 /* Release an id so that no handler sees its object any more (takes the
  * context's lock when there is one). */
 void pt_fab_forget(pt_fab_ctx *ctx, uint32_t id);
