@@ -1,7 +1,7 @@
 /* Randomised soak: many partitioned request pairs in flight at once, each
  * with its own policy, transport, sizes and datatypes, marked in random orders
  * by one to three threads (with pauses), completed in random ways.
- *   soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] [-x mpi,fabric] [-v]
+ *   soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] [-x mpi,fabric] [-N] [-v]
  * Both ranks draw the same cases from the seed, so a failure is replayed by
  * its seed and case number alone (-s SEED -c CASE), which every failure
  * prints; -k narrows a replay to some of its pairs (a bit mask: -k 5 keeps
@@ -18,7 +18,10 @@
  *    thread's stack).
  * Pairs go either way between the two ranks, or from a rank to itself, so
  * both ranks mark and complete at once. -T stops starting new cases after
- * SECONDS (rank 0 decides; the default runs all -n cases). */
+ * SECONDS (rank 0 decides; the default runs all -n cases). -N adds ordinary
+ * MPI traffic: in some cases a native message each way per round (up to
+ * MAX_BYTES, posted before the marking, completed in the same calls as the
+ * partitioned requests, its data checked too). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -78,9 +81,12 @@ typedef struct pair {
 typedef struct soak_case {
     int index, npairs, rounds, threads, complete_mode, laggard_us, startall;
     pair p[MAX_PAIRS];
+    long native_ints;      /* -N: ints of the native message each way per round (0: none) */
+    int *native_out, *native_in;
+    MPI_Request native_req[2];
 } soak_case;
 
-static int rank, thread_multiple;
+static int rank, thread_multiple, natives_on;
 static uint64_t seed;
 static char case_text[4096]; /* the current case, for the deadline and error handler */
 static volatile int cur_round;
@@ -94,10 +100,14 @@ static int value(uint64_t s, int casei, int pairi, int round, long i)
 
 static void describe(const soak_case *c)
 {
-    int len = snprintf(case_text, sizeof case_text, "soak: seed %llu case %d (replay: -s %llu -c %d): %d rounds, "
+    int len = snprintf(case_text, sizeof case_text, "soak: seed %llu case %d (replay: -s %llu -c %d%s): %d rounds, "
                        "%d marking threads, completion %d, laggard %d us, startall %d",
-                       (unsigned long long)seed, c->index, (unsigned long long)seed, c->index, c->rounds,
+                       (unsigned long long)seed, c->index, (unsigned long long)seed, c->index,
+                       natives_on ? " -N" : "", c->rounds,
                        c->threads, c->complete_mode, c->laggard_us, c->startall);
+    if (c->native_ints)
+        len += snprintf(case_text + len, sizeof case_text - (size_t)len, ", a native message of %ld ints each way",
+                        c->native_ints);
     for (int k = 0; k < c->npairs && len < (int)sizeof case_text; k++) {
         const pair *p = &c->p[k];
         len += snprintf(case_text + len, sizeof case_text - (size_t)len,
@@ -134,7 +144,8 @@ static void on_mpi_error(MPI_Comm *comm, int *code, ...)
 }
 
 /* Draw the case's pairs and their plan. */
-static void draw(soak_case *c, int index, long max_bytes, const char *const *transports, int ntransports, long keep)
+static void draw(soak_case *c, int index, long max_bytes, const char *const *transports, int ntransports, long keep,
+                 int natives)
 {
     uint64_t s = seed ^ (0x5bd1e995ull * (uint64_t)(index + 1));
     memset(c, 0, sizeof *c);
@@ -182,6 +193,9 @@ static void draw(soak_case *c, int index, long max_bytes, const char *const *tra
         snprintf(p->transport, sizeof p->transport, "%s", transports[below(&s, ntransports)]);
         p->left_out = keep && !(keep >> k & 1);
     }
+    /* Drawn last, so that -N leaves every other choice of the case as it was. */
+    if (natives && chance(&s, 60))
+        c->native_ints = log_uniform(&s, max_bytes / 4);
     describe(c);
 }
 
@@ -421,10 +435,40 @@ static void parrived_sweep(soak_case *c, int round)
     }
 }
 
+#define NATIVE_TAG 100
+#define NATIVE_PAIR 7 /* value()'s pair number for the native messages */
+
+/* -N: this round's native message each way, posted after MPI_Start. */
+static void post_natives(soak_case *c, int round)
+{
+    if (!c->native_ints)
+        return;
+    for (long i = 0; i < c->native_ints; i++) {
+        c->native_out[i] = value(seed, c->index, NATIVE_PAIR + rank, round, i);
+        c->native_in[i] = SENTINEL;
+    }
+    OK(MPI_Irecv(c->native_in, (int)c->native_ints, MPI_INT, 1 - rank, NATIVE_TAG, MPI_COMM_WORLD,
+                 &c->native_req[0]));
+    OK(MPI_Isend(c->native_out, (int)c->native_ints, MPI_INT, 1 - rank, NATIVE_TAG, MPI_COMM_WORLD,
+                 &c->native_req[1]));
+}
+
+static void check_natives(const soak_case *c, int round)
+{
+    long wrong = 0;
+    for (long i = 0; i < c->native_ints; i++)
+        wrong += c->native_in[i] != value(seed, c->index, NATIVE_PAIR + 1 - rank, round, i);
+    CHECK(wrong == 0, "%s: round %d: %ld wrong ints in the native message", case_text, round, wrong);
+}
+
 static void complete_round(soak_case *c, int round)
 {
-    MPI_Request reqs[2 * MAX_PAIRS];
+    MPI_Request reqs[2 * MAX_PAIRS + 2];
     int n = 0;
+    if (c->native_ints) {
+        reqs[n++] = c->native_req[0];
+        reqs[n++] = c->native_req[1];
+    }
     for (int k = 0; k < c->npairs; k++) {
         if (c->p[k].sreq != MPI_REQUEST_NULL)
             reqs[n++] = c->p[k].sreq;
@@ -445,7 +489,7 @@ static void complete_round(soak_case *c, int round)
         break;
     default:
         for (int done = 0; done < n;) {
-            int out = 0, idx[2 * MAX_PAIRS];
+            int out = 0, idx[2 * MAX_PAIRS + 2];
             OK(MPI_Waitsome(n, reqs, &out, idx, MPI_STATUSES_IGNORE));
             if (out == MPI_UNDEFINED)
                 break;
@@ -484,6 +528,10 @@ static void run_case(soak_case *c)
     cur_round = -1;
     stage = "set-up";
     setup(c);
+    if (c->native_ints) {
+        c->native_out = malloc((size_t)c->native_ints * sizeof(int));
+        c->native_in = malloc((size_t)c->native_ints * sizeof(int));
+    }
     uint64_t s = seed ^ (0x27d4eb2dull * (uint64_t)(c->index + 1)) ^ (uint64_t)rank;
     for (int round = 0; round < c->rounds; round++) {
         cur_round = round;
@@ -516,15 +564,20 @@ static void run_case(soak_case *c)
                     OK(MPI_Start(&c->p[k].sreq));
             }
         }
+        post_natives(c, round);
         stage = "marking";
         mark_round(c, round, &s);
         stage = "completing";
         complete_round(c, round);
         stage = "checking";
         check_round(c, round);
+        if (c->native_ints)
+            check_natives(c, round);
     }
     stage = "freeing";
     teardown(c);
+    free(c->native_out);
+    free(c->native_in);
     alarm(0);
 }
 
@@ -540,7 +593,7 @@ int main(int argc, char **argv)
     char tlist[64] = "mpi";
     seed = 1;
     int o;
-    while ((o = getopt(argc, argv, "s:n:c:k:T:m:x:v")) != -1) {
+    while ((o = getopt(argc, argv, "s:n:c:k:T:m:x:Nv")) != -1) {
         char *end = NULL;
         switch (o) {
         case 's': seed = strtoull(optarg, &end, 10); break;
@@ -551,10 +604,11 @@ int main(int argc, char **argv)
         case 'm': max_bytes = strtol(optarg, &end, 10); break;
         case 'x': snprintf(tlist, sizeof tlist, "%s", optarg); end = optarg + strlen(optarg); break;
         case 'v': verbose = 1; end = ""; break;
+        case 'N': natives_on = 1; end = ""; break;
         default: ptest_usage("soak: usage: soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] "
-                             "[-x mpi,fabric] [-v]");
+                             "[-x mpi,fabric] [-N] [-v]");
         }
-        if (o != 'v' && (!end || *end || end == optarg))
+        if (o != 'v' && o != 'N' && (!end || *end || end == optarg))
             ptest_usage("soak: an option's value is not a number (see the comment at the top of soak.c)");
     }
     if (cases < 1 || max_bytes < 4 || max_bytes > (1L << 28) || budget_s < 0 || only < -1 || keep < 0 ||
@@ -578,7 +632,7 @@ int main(int argc, char **argv)
         if (!go)
             break;
         soak_case c;
-        draw(&c, (int)i, max_bytes, transports, ntransports, keep);
+        draw(&c, (int)i, max_bytes, transports, ntransports, keep, natives_on);
         if (verbose && rank == 0)
             fprintf(stderr, "%s\n", case_text);
         run_case(&c);
