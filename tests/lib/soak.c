@@ -1,7 +1,8 @@
 /* Randomised soak: many partitioned request pairs in flight at once, each
  * with its own policy, transport, sizes and datatypes, marked in random orders
  * by one to three threads (with pauses), completed in random ways.
- *   soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] [-x mpi,fabric] [-N] [-v]
+ *   soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] [-x mpi,fabric] [-N] [-C] [-F]
+ *        [-v]
  * Both ranks draw the same cases from the seed, so a failure is replayed by
  * its seed and case number alone (-s SEED -c CASE), which every failure
  * prints; -k narrows a replay to some of its pairs (a bit mask: -k 5 keeps
@@ -21,7 +22,10 @@
  * SECONDS (rank 0 decides; the default runs all -n cases). -N adds ordinary
  * MPI traffic: in some cases a native message each way per round (up to
  * MAX_BYTES, posted before the marking, completed in the same calls as the
- * partitioned requests, its data checked too). */
+ * partitioned requests, its data checked too). -C puts each case's pairs on
+ * MPI_COMM_WORLD, a dup of it, or a split that swaps the two ranks. -F asks
+ * MPI_Init_thread for MPI_THREAD_FUNNELED (one marking thread; libpartita's
+ * serial paths). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -84,11 +88,14 @@ typedef struct soak_case {
     long native_ints;      /* -N: ints of the native message each way per round (0: none) */
     int *native_out, *native_in;
     MPI_Request native_req[2];
+    int comm_kind;         /* -C: 0 MPI_COMM_WORLD, 1 a dup, 2 a split with the ranks swapped */
+    MPI_Comm comm;
 } soak_case;
 
-static int rank, thread_multiple, natives_on;
+static int rank, thread_multiple, natives_on, comms_on;
 static uint64_t seed;
 static char case_text[4096]; /* the current case, for the deadline and error handler */
+static MPI_Errhandler on_error;
 static volatile int cur_round;
 static const char *volatile stage = "set-up";
 
@@ -100,20 +107,24 @@ static int value(uint64_t s, int casei, int pairi, int round, long i)
 
 static void describe(const soak_case *c)
 {
-    int len = snprintf(case_text, sizeof case_text, "soak: seed %llu case %d (replay: -s %llu -c %d%s): %d rounds, "
+    int len = snprintf(case_text, sizeof case_text,
+                       "soak: seed %llu case %d (replay: -s %llu -c %d and this run's other options): %d rounds, "
                        "%d marking threads, completion %d, laggard %d us, startall %d",
-                       (unsigned long long)seed, c->index, (unsigned long long)seed, c->index,
-                       natives_on ? " -N" : "", c->rounds,
+                       (unsigned long long)seed, c->index, (unsigned long long)seed, c->index, c->rounds,
                        c->threads, c->complete_mode, c->laggard_us, c->startall);
     if (c->native_ints)
         len += snprintf(case_text + len, sizeof case_text - (size_t)len, ", a native message of %ld ints each way",
                         c->native_ints);
+    if (comms_on)
+        len += snprintf(case_text + len, sizeof case_text - (size_t)len, ", on %s",
+                        (const char *[]){ "MPI_COMM_WORLD", "a dup", "a rank-swapping split" }[c->comm_kind]);
     for (int k = 0; k < c->npairs && len < (int)sizeof case_text; k++) {
         const pair *p = &c->p[k];
         len += snprintf(case_text + len, sizeof case_text - (size_t)len,
-                        "; pair %d%s: %d->%d %s@%s(%d) %ld ints, send %d x %ld of %d int(s), recv %d x %ld of %d int(s)%s",
-                        k, p->left_out ? " (left out)" : "", p->from, p->to, p->policy, p->transport, p->knob, p->n, p->sparts, p->scount, p->sa,
-                        p->rparts, p->rcount, p->rb, p->strided ? " strided" : "");
+                        "; pair %d%s: %d->%d %s@%s(%d) %ld ints, send %d x %ld of %d int(s), "
+                        "recv %d x %ld of %d int(s)%s",
+                        k, p->left_out ? " (left out)" : "", p->from, p->to, p->policy, p->transport, p->knob, p->n,
+                        p->sparts, p->scount, p->sa, p->rparts, p->rcount, p->rb, p->strided ? " strided" : "");
     }
 }
 
@@ -196,6 +207,8 @@ static void draw(soak_case *c, int index, long max_bytes, const char *const *tra
     /* Drawn last, so that -N leaves every other choice of the case as it was. */
     if (natives && chance(&s, 60))
         c->native_ints = log_uniform(&s, max_bytes / 4);
+    if (comms_on)
+        c->comm_kind = below(&s, 3);
     describe(c);
 }
 
@@ -221,8 +234,17 @@ static MPI_Info pair_info(const pair *p)
 static long rpos(const pair *p, long i) { return p->strided ? 2 * i : i; }
 static long rbuf_ints(const pair *p) { return p->strided ? 2 * p->n : p->n; }
 
+/* A world rank's rank in the case's communicator. */
+static int crank(const soak_case *c, int world) { return c->comm_kind == 2 ? 1 - world : world; }
+
 static void setup(soak_case *c)
 {
+    c->comm = MPI_COMM_WORLD;
+    if (c->comm_kind == 1)
+        MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
+    else if (c->comm_kind == 2)
+        MPI_Comm_split(MPI_COMM_WORLD, 0, 1 - rank, &c->comm);
+    MPI_Comm_set_errhandler(c->comm, on_error);
     for (int k = 0; k < c->npairs; k++) {
         pair *p = &c->p[k];
         p->sreq = p->rreq = MPI_REQUEST_NULL;
@@ -233,7 +255,7 @@ static void setup(soak_case *c)
             p->sbuf = malloc((size_t)(p->n ? p->n : 1) * sizeof(int));
             MPI_Type_contiguous(p->sa, MPI_INT, &p->stype);
             MPI_Type_commit(&p->stype);
-            OK(MPI_Psend_init(p->sbuf, p->sparts, p->scount, p->stype, p->to, k, MPI_COMM_WORLD, info, &p->sreq));
+            OK(MPI_Psend_init(p->sbuf, p->sparts, p->scount, p->stype, crank(c, p->to), k, c->comm, info, &p->sreq));
             CHECK_PARTITA(p->sreq);
         }
         if (rank == p->to) {
@@ -248,7 +270,8 @@ static void setup(soak_case *c)
                 MPI_Type_contiguous(p->rb, MPI_INT, &p->rtype);
             }
             MPI_Type_commit(&p->rtype);
-            OK(MPI_Precv_init(p->rbuf, p->rparts, p->rcount, p->rtype, p->from, k, MPI_COMM_WORLD, info, &p->rreq));
+            OK(MPI_Precv_init(p->rbuf, p->rparts, p->rcount, p->rtype, crank(c, p->from), k, c->comm, info,
+                              &p->rreq));
             CHECK_PARTITA(p->rreq);
         }
         MPI_Info_free(&info);
@@ -273,6 +296,8 @@ static void teardown(soak_case *c)
         p->sbuf = p->rbuf = NULL;
         p->seen = NULL;
     }
+    if (c->comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&c->comm);
 }
 
 /* One marking step: a run of a pair's send partitions, marked one by one,
@@ -583,8 +608,10 @@ static void run_case(soak_case *c)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int provided, funneled = 0;
+    for (int i = 1; i < argc; i++) /* known before MPI_Init_thread, which the options' checks come after */
+        funneled |= !strcmp(argv[i], "-F");
+    MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
     rank = ptest_pair_rank("soak");
     thread_multiple = provided >= MPI_THREAD_MULTIPLE;
     long cases = 40, only = -1, max_bytes = 1 << 20, keep = 0;
@@ -593,7 +620,7 @@ int main(int argc, char **argv)
     char tlist[64] = "mpi";
     seed = 1;
     int o;
-    while ((o = getopt(argc, argv, "s:n:c:k:T:m:x:Nv")) != -1) {
+    while ((o = getopt(argc, argv, "s:n:c:k:T:m:x:NCFv")) != -1) {
         char *end = NULL;
         switch (o) {
         case 's': seed = strtoull(optarg, &end, 10); break;
@@ -605,10 +632,12 @@ int main(int argc, char **argv)
         case 'x': snprintf(tlist, sizeof tlist, "%s", optarg); end = optarg + strlen(optarg); break;
         case 'v': verbose = 1; end = ""; break;
         case 'N': natives_on = 1; end = ""; break;
+        case 'C': comms_on = 1; end = ""; break;
+        case 'F': end = ""; break; /* read before MPI_Init_thread */
         default: ptest_usage("soak: usage: soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] "
-                             "[-x mpi,fabric] [-N] [-v]");
+                             "[-x mpi,fabric] [-N] [-C] [-F] [-v]");
         }
-        if (o != 'v' && o != 'N' && (!end || *end || end == optarg))
+        if (!strchr("vNCF", o) && (!end || *end || end == optarg))
             ptest_usage("soak: an option's value is not a number (see the comment at the top of soak.c)");
     }
     if (cases < 1 || max_bytes < 4 || max_bytes > (1L << 28) || budget_s < 0 || only < -1 || keep < 0 ||
@@ -620,9 +649,8 @@ int main(int argc, char **argv)
         transports[ntransports++] = tok;
     if (!ntransports)
         ptest_usage("soak: -x needs at least one transport");
-    MPI_Errhandler eh;
-    MPI_Comm_create_errhandler(on_mpi_error, &eh);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    MPI_Comm_create_errhandler(on_mpi_error, &on_error);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, on_error);
     signal(SIGALRM, on_deadline);
     double t0 = ptest_now_s();
     long ran = 0;
@@ -639,8 +667,8 @@ int main(int argc, char **argv)
         ran++;
     }
     if (rank == 0)
-        printf("soak: seed %llu: %ld cases in %.1f s (%s marking)\n", (unsigned long long)seed, ran,
-               ptest_now_s() - t0, thread_multiple ? "1-3 threads" : "one thread");
-    MPI_Errhandler_free(&eh);
+        printf("soak: seed %llu: %ld cases in %.1f s (marking: %s)\n", (unsigned long long)seed, ran,
+               ptest_now_s() - t0, thread_multiple ? "1-3 threads" : "one thread, below MPI_THREAD_MULTIPLE");
+    MPI_Errhandler_free(&on_error);
     return ptest_finish("soak");
 }
