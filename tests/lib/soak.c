@@ -4,8 +4,8 @@
  *   soak [-s SEED] [-n CASES] [-c CASE [-k PAIRS]] [-T SECONDS] [-m MAX_BYTES] [-x mpi,fabric] [-N] [-C] [-F]
  *        [-v]
  * Both ranks draw the same cases from the seed, so a failure is replayed by
- * its seed and case number alone (-s SEED -c CASE), which every failure
- * prints; -k narrows a replay to some of its pairs (a bit mask: -k 5 keeps
+ * its seed and case number (-s SEED -c CASE, which every failure prints) with
+ * the run's other options; -k narrows a replay to some of its pairs (a bit mask: -k 5 keeps
  * pairs 0 and 2). What is checked:
  *  - a receive partition that MPI_Parrived reports is complete at once, every
  *    int of it, and no partition is reported before its data is there;
