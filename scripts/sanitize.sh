@@ -51,8 +51,10 @@ for kind in $SANITIZE_KINDS; do
   # the process, which LD_PRELOAD of an instrumented library cannot give.
   # UCX (MPICH's network layer) patches mmap/madvise/malloc, which crashes
   # under ThreadSanitizer; turn its memory hooks off (harmless for shared memory).
+  # The soak's cases may take many times their usual time instrumented.
   if ! (cd "$dir" && \
         UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no \
+        PARTITA_SOAK_DEADLINE_S=240 \
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1" \
         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
         TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp" \

@@ -13,7 +13,8 @@
  *    type are untouched;
  *  - data written into a send partition after MPI_Start but before its
  *    MPI_Pready is what arrives;
- *  - no case hangs: each has a deadline (20 s), past which the case, the
+ *  - no case hangs: each has a deadline (20 s; PARTITA_SOAK_DEADLINE_S sets
+ *    another, e.g. under a sanitizer), past which the case, the
  *    round and what the rank was doing are named and the program exits with
  *    status 3 (with PARTITA_SOAK_BACKTRACE=1, after gdb printed every
  *    thread's stack).
@@ -36,7 +37,7 @@
 
 #define MAX_PAIRS 3
 #define MAX_THREADS 3
-#define CASE_DEADLINE_S 20
+static unsigned deadline_s = 20;
 #define SENTINEL (-7777777)
 
 /* splitmix64: one stream per case, the same on both ranks. */
@@ -132,7 +133,7 @@ static void describe(const soak_case *c)
 static void on_deadline(int sig)
 {
     (void)sig;
-    fprintf(stderr, "[rank %d] soak: DEADLINE: no progress for %d s in round %d (%s) of %s\n", rank, CASE_DEADLINE_S,
+    fprintf(stderr, "[rank %d] soak: DEADLINE: no progress for %u s in round %d (%s) of %s\n", rank, deadline_s,
             cur_round, stage, case_text);
     const char *bt = getenv("PARTITA_SOAK_BACKTRACE");
     if (bt && bt[0] == '1') {
@@ -549,7 +550,7 @@ static void check_round(soak_case *c, int round)
 
 static void run_case(soak_case *c)
 {
-    alarm(CASE_DEADLINE_S);
+    alarm(deadline_s);
     cur_round = -1;
     stage = "set-up";
     setup(c);
@@ -649,6 +650,14 @@ int main(int argc, char **argv)
         transports[ntransports++] = tok;
     if (!ntransports)
         ptest_usage("soak: -x needs at least one transport");
+    const char *dl = getenv("PARTITA_SOAK_DEADLINE_S");
+    if (dl && *dl) {
+        char *end = NULL;
+        long v = strtol(dl, &end, 10);
+        if (*end || v < 1 || v > 3600)
+            ptest_usage("soak: PARTITA_SOAK_DEADLINE_S must be a number of seconds in [1, 3600]");
+        deadline_s = (unsigned)v;
+    }
     MPI_Comm_create_errhandler(on_mpi_error, &on_error);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, on_error);
     signal(SIGALRM, on_deadline);
