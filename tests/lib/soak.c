@@ -322,19 +322,21 @@ static void fill_partition(const soak_case *c, const pair *p, int k, int round, 
         p->sbuf[i] = value(seed, c->index, k, round, i);
 }
 
+/* The step's i-th partition. */
+static int step_part(const step *st, int i) { return st->list ? st->list[i] : st->first + i; }
+
 static void do_step(marking *m, const step *st)
 {
     const pair *p = &m->c->p[st->pair];
     if (st->how == 0) {
         for (int i = 0; i < st->count; i++) {
-            int part = st->list ? st->list[i] : st->first + i;
-            fill_partition(m->c, p, st->pair, m->round, part);
-            OK(MPI_Pready(part, p->sreq));
+            fill_partition(m->c, p, st->pair, m->round, step_part(st, i));
+            OK(MPI_Pready(step_part(st, i), p->sreq));
         }
         return;
     }
     for (int i = 0; i < st->count; i++)
-        fill_partition(m->c, p, st->pair, m->round, st->list ? st->list[i] : st->first + i);
+        fill_partition(m->c, p, st->pair, m->round, step_part(st, i));
     if (st->how == 1)
         OK(MPI_Pready_range(st->first, st->first + st->count - 1, p->sreq));
     else
@@ -487,6 +489,20 @@ static void check_natives(const soak_case *c, int round)
     CHECK(wrong == 0, "%s: round %d: %ld wrong ints in the native message", case_text, round, wrong);
 }
 
+/* This rank's partitioned requests, pair by pair (send, then receive), into
+ * reqs; returns how many. */
+static int rank_requests(const soak_case *c, MPI_Request *reqs)
+{
+    int n = 0;
+    for (int k = 0; k < c->npairs; k++) {
+        if (c->p[k].sreq != MPI_REQUEST_NULL)
+            reqs[n++] = c->p[k].sreq;
+        if (c->p[k].rreq != MPI_REQUEST_NULL)
+            reqs[n++] = c->p[k].rreq;
+    }
+    return n;
+}
+
 static void complete_round(soak_case *c, int round)
 {
     MPI_Request reqs[2 * MAX_PAIRS + 2];
@@ -495,12 +511,7 @@ static void complete_round(soak_case *c, int round)
         reqs[n++] = c->native_req[0];
         reqs[n++] = c->native_req[1];
     }
-    for (int k = 0; k < c->npairs; k++) {
-        if (c->p[k].sreq != MPI_REQUEST_NULL)
-            reqs[n++] = c->p[k].sreq;
-        if (c->p[k].rreq != MPI_REQUEST_NULL)
-            reqs[n++] = c->p[k].rreq;
-    }
+    n += rank_requests(c, reqs + n);
     switch (c->complete_mode) {
     case 0:
         OK(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
@@ -571,25 +582,12 @@ static void run_case(soak_case *c)
                 for (long i = 0; i < p->n; i++)
                     p->sbuf[i] = SENTINEL; /* each partition is written just before its mark */
         }
-        if (c->startall) {
-            MPI_Request reqs[2 * MAX_PAIRS];
-            int n = 0;
-            for (int k = 0; k < c->npairs; k++) {
-                if (c->p[k].rreq != MPI_REQUEST_NULL)
-                    reqs[n++] = c->p[k].rreq;
-                if (c->p[k].sreq != MPI_REQUEST_NULL)
-                    reqs[n++] = c->p[k].sreq;
-            }
-            if (n)
-                OK(MPI_Startall(n, reqs));
-        } else {
-            for (int k = 0; k < c->npairs; k++) {
-                if (c->p[k].rreq != MPI_REQUEST_NULL)
-                    OK(MPI_Start(&c->p[k].rreq));
-                if (c->p[k].sreq != MPI_REQUEST_NULL)
-                    OK(MPI_Start(&c->p[k].sreq));
-            }
-        }
+        MPI_Request reqs[2 * MAX_PAIRS];
+        int n = rank_requests(c, reqs); /* persistent: Start leaves the handles as they are */
+        if (c->startall && n)
+            OK(MPI_Startall(n, reqs));
+        for (int i = 0; !c->startall && i < n; i++)
+            OK(MPI_Start(&reqs[i]));
         post_natives(c, round);
         stage = "marking";
         mark_round(c, round, &s);
