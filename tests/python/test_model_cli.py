@@ -39,6 +39,22 @@ def test_model_bad_input(args, why):
     assert "partita model: error:" in r.stderr and why in r.stderr
 
 
+@pytest.mark.parametrize("args, named", [
+    (["--delays", "1,2,x"], "--delays"),
+    (["--threads", "0"], "--threads"),
+    (["--quantile", "2", "-i", "5"], "--iterations, --quantile"),
+    (["--json", "cases.json"], "--json"),
+    (["--validate", "--pattern", "all"], "--pattern"),
+    (["--validate", "--delay", "100", "--plot", "x.png"], "--delay, --plot"),
+])
+def test_model_refuses_an_option_of_the_other_mode(args, named):
+    """An option the mode would ignore is an error that names it, before anything is measured."""
+    r = run_cli("model", *args)
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.startswith(f"partita model: error: {named}: only "), r.stderr
+    assert r.stdout == ""
+
+
 def test_model_warns_on_a_corrupt_default_file(tmp_path):
     bad = tmp_path / "loggp.json"
     bad.write_text("{")

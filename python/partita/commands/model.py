@@ -32,17 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "place written by `partita loggp`, else built-in defaults)")
     p.add_argument("-m", "--message-size", help="MIN:MAX powers of two (default 1K:256M; with --validate 16K:256K)")
     p.add_argument("-p", "--partitions", help="user partitions (default 32; with --validate 4,8)")
-    p.add_argument("--pattern", choices=["laggard", "all", "uniform"], default="laggard",
+    p.add_argument("--pattern", choices=["laggard", "all", "uniform"],
                    help="arrival pattern of the table: one late partition, all at once, or spread evenly")
-    p.add_argument("--delay", type=float, default=4000.0, help="laggard delay / spread window in us (default 4000)")
+    p.add_argument("--delay", type=float, help="laggard delay / spread window in us (default 4000)")
     p.add_argument("--plot", type=Path, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
     p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
-    p.add_argument("--delays", default="50,500", help="--validate: laggard delays in us (default 50,500)")
-    p.add_argument("--threads", type=int, default=2,
+    p.add_argument("--delays", help="--validate: laggard delays in us (default 50,500)")
+    p.add_argument("--threads", type=int,
                    help="--validate: sender threads of the laggard runs; thread 0's partitions are late "
                    "(0: one thread per partition; default 2, fewer threads than cores keep the scheduler out)")
-    p.add_argument("-i", "--iterations", type=int, default=30, help="--validate: iterations per case (default 30)")
-    p.add_argument("--quantile", type=float, default=0.5,
+    p.add_argument("-i", "--iterations", type=int, help="--validate: iterations per case (default 30)")
+    p.add_argument("--quantile", type=float,
                    help="--validate: quantile of the measured iterations compared with the model (default 0.5, the "
                    "median; e.g. 0.1 on a busy machine, where other processes only ever add time)")
     p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here (its "
@@ -56,15 +56,13 @@ def main(args: argparse.Namespace) -> int:
         build = BuildInfo.find(args.build) if args.build is not None or args.validate else None
         library(build.lib_dir if build else None)
         params = load_params(args.params, PROG)
-        # refused rather than ignored: an option that would do nothing
-        if args.json is not None and not args.validate:
-            raise ValueError("--json writes the cases of --validate; without --validate there are none")
-        if args.plot is not None and args.validate:
-            raise ValueError("--plot draws the model's table, which --validate does not print; run them separately")
+        check_mode_options(args)
         if args.validate:
             return validate_main(args, build, params)
         rng = parse_size_range(args.message_size or "1K:256M")
         parts = parse_int_list(args.partitions or "32", "--partitions")
+        args.pattern = args.pattern or "laggard"
+        args.delay = 4000.0 if args.delay is None else args.delay
         if not args.delay >= 0 or args.delay == float("inf"):
             raise ValueError("--delay must be a finite number >= 0")
     except (ValueError, ModelError, LaunchError) as e:
@@ -93,9 +91,30 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+# Options of one mode only, refused in the other rather than ignored: an option
+# that would do nothing hides a mistake (the user thinks it took effect).
+TABLE_ONLY = {"pattern": "--pattern", "delay": "--delay", "plot": "--plot"}
+VALIDATE_ONLY = {"delays": "--delays", "threads": "--threads", "iterations": "--iterations", "quantile": "--quantile",
+                 "json": "--json"}
+
+
+def check_mode_options(args: argparse.Namespace) -> None:
+    wrong = TABLE_ONLY if args.validate else VALIDATE_ONLY
+    given = ", ".join(flag for dest, flag in wrong.items() if getattr(args, dest) is not None)
+    if given and args.validate:
+        raise ValueError(f"{given}: only for the model's table, which --validate does not print (its laggard "
+                         "delays are --delays); run them separately")
+    if given:
+        raise ValueError(f"{given}: only with --validate, which measures (the table alone takes --pattern, "
+                         "--delay and --plot)")
+
+
 def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
     from ..model.validate import as_json, format_cases, summary, validate
 
+    for dest, default in (("delays", "50,500"), ("threads", 2), ("iterations", 30), ("quantile", 0.5)):
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
     rng = parse_size_range(args.message_size or "16K:256K")
     parts = parse_int_list(args.partitions or "4,8", "--partitions", minimum=2)
     delays = parse_float_list(args.delays, "--delays")
