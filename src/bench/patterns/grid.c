@@ -86,10 +86,11 @@ int pat_grid_setup(pat_grid *g, int ndims, int size, int rank, const pat_triple 
     }
     if (too_many || (!any_auto && given != size) || (any_auto && size % given != 0)) {
         if (ndims == 3)
-            snprintf(err, errlen, "the process grid %dx%dx%d does not fit %d ranks (0 = choose)", dims[0], dims[1],
-                     dims[2], size);
+            snprintf(err, errlen, "the process grid %dx%dx%d does not fit the %d rank%s of this run (0 = choose)",
+                     dims[0], dims[1], dims[2], size, size == 1 ? "" : "s");
         else
-            snprintf(err, errlen, "the process grid %dx%d does not fit %d ranks (0 = choose)", dims[0], dims[1], size);
+            snprintf(err, errlen, "the process grid %dx%d does not fit the %d rank%s of this run (0 = choose)", dims[0],
+                     dims[1], size, size == 1 ? "" : "s");
         return -1;
     }
     MPI_Dims_create(size, ndims, dims);
@@ -107,7 +108,8 @@ int pat_grid_setup(pat_grid *g, int ndims, int size, int rank, const pat_triple 
         }
         if (strong) {
             if (n % p != 0) {
-                snprintf(err, errlen, "the global grid does not divide: %d cells in %c over %d ranks", n, axis_name[a], p);
+                snprintf(err, errlen, "the global grid does not divide: %d cell%s in %c over %d ranks", n, n == 1 ? "" : "s",
+                         axis_name[a], p);
                 return -1;
             }
             g->global[a] = n;

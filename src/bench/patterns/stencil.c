@@ -138,7 +138,8 @@ int main(int argc, char **argv)
         pt_fail(&ctx, "more threads (%d) than cells per rank (%lld)", c->threads, owned);
     for (int a = 0; a < 3; a++)
         if (s.ghost > grid.local[a])
-            pt_fail(&ctx, "ghost width %d is larger than the %d cells per rank in %c", s.ghost, grid.local[a], "xyz"[a]);
+            pt_fail(&ctx, "ghost width %d is larger than the %d cell%s per rank in %c", s.ghost, grid.local[a],
+                    grid.local[a] == 1 ? "" : "s", "xyz"[a]);
     int partitions = s.partitions > 0 ? s.partitions : c->threads;
     int any_partitioned = 0;
     for (int i = 0; i < s.strategies.n; i++)
