@@ -62,10 +62,16 @@ def test_model_gap_is_relative_to_the_best(monkeypatch):
     (["-m", "5:8"], "powers of two"),
     (["--screen", "1"], "--screen"),
     (["--delay", "inf"], "--delay"),
+    (["--threads", "0"], "--threads: only with --delay"),
+    (["--delay", "50", "--threads", "-1"], "--threads"),
+    (["--quantile", "1.5"], "--quantile"),
 ])
 def test_tune_bad_input(args, why, tmp_path):
-    r = run_cli("tune", *args, "-o", str(tmp_path / "t.json"))
+    """Refused before anything runs, and before the table's folder is made."""
+    out = tmp_path / "new-folder" / "t.json"
+    r = run_cli("tune", *args, "-o", str(out))
     assert r.returncode == 2 and "partita tune: error:" in r.stderr and why in r.stderr
+    assert not out.parent.exists()
 
 
 def test_tune_real_small_search(tmp_path):

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-p", "--partitions", default="8,16", help="user partition counts (default 8,16)")
     p.add_argument("--delay", type=float, default=0.0,
                    help="laggard delay in us (default 0: all partitions ready at once)")
-    p.add_argument("--threads", type=int, default=2,
+    p.add_argument("--threads", type=int,
                    help="with --delay: sender threads, thread 0's partitions late (0: one per partition; default 2)")
     p.add_argument("-i", "--iterations", type=int, default=40, help="confirmation iterations (default 40)")
     p.add_argument("--quantile", type=float, default=0.5,
@@ -56,6 +56,14 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError("--screen and --iterations must be at least 3")
         if not args.delay >= 0 or args.delay == float("inf"):
             raise ValueError("--delay must be a finite number >= 0")
+        if args.threads is not None and args.delay == 0:
+            raise ValueError("--threads: only with --delay, which makes thread 0's partitions late (without it every "
+                             "partition is ready at once and no thread is late)")
+        if args.threads is not None and args.threads < 0:
+            raise ValueError("--threads must be >= 0")
+        if not 0 <= args.quantile <= 1:
+            raise ValueError("--quantile must be in [0, 1]")
+        # after every other check, so a refused command leaves no folder behind
         out = args.output or default_table_path()
         if out.is_dir():
             raise ValueError(f"{out} is a directory; --output needs a file name")
@@ -63,11 +71,7 @@ def main(args: argparse.Namespace) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e
-        if args.threads < 0:
-            raise ValueError("--threads must be >= 0")
-        if not 0 <= args.quantile <= 1:
-            raise ValueError("--quantile must be in [0, 1]")
-        pattern = Pattern("laggard", args.delay, args.threads) if args.delay > 0 else Pattern("all", 0.0)
+        pattern = Pattern("laggard", args.delay, 2 if args.threads is None else args.threads) if args.delay > 0 else Pattern("all", 0.0)
         warn_if_busy(PROG)
         t0 = time.monotonic()
         entries = tune(build, params, rng, parts, pattern, args.iterations, args.screen, 2,
