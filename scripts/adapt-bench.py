@@ -61,7 +61,8 @@ def is_layout(impl: str) -> bool:
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
-from partita.launch import BuildInfo, LaunchError, child_env, launch_command, run_in_group  # noqa: E402
+from partita.launch import (BuildInfo, LaunchError, child_env, failure_lines, launch_command,  # noqa: E402
+                            run_in_group)
 
 
 def run(args: argparse.Namespace) -> list[dict]:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> list[dict]:
             if timed_out:
                 sys.exit(f"adapt-bench: launch {launch} did not finish in {args.timeout:g} s (--timeout)")
             if p.returncode != 0:
-                sys.exit(f"adapt-bench: launch {launch} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+                sys.exit(f"adapt-bench: launch {launch} failed ({p.returncode}): {failure_lines(p.stdout, p.stderr)}")
             for line in p.stdout.splitlines():
                 if line.startswith("{"):
                     out.write(line + "\n")
@@ -238,7 +239,9 @@ def print_control(cases: dict, plans: dict) -> None:
     same = [c for c in sorted(cases) if "model" in cases[c] and "bulk" in cases[c]
             and same_plan(plans, c, "model", "bulk")]
     if not same:
-        print("control: no case where model planned what bulk sends (plans not in the results: older file?)")
+        planned = any(c + (who,) in plans for c in cases for who in ("model", "bulk"))
+        why = "their plans differ in every case" if planned else "plans not in the results: older file?"
+        print(f"control: no case where model planned what bulk sends ({why})")
         return
     worse = {"model": 0, "adaptive": 0}
     wider = {"model": 0, "adaptive": 0}  # launch spread wider than bulk's

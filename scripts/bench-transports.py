@@ -16,20 +16,27 @@ puts another build's library beside this one's.
                       [--env K=V ...] [--launcher CMD] [--show m1,m2] -- P2P_ARGS...
 
 Hold the machine's benchmark lock around it (flock LOCKFILE ...), as for every
-campaign whose numbers are reported. --launcher replaces `mpiexec -n 2` (e.g.
-scripts/cluster-mpiexec.sh for the emulated hosts).
+campaign whose numbers are reported. Each launch runs on 2 ranks with the
+build's own MPI launcher (partita-build.json), as `partita run` does;
+--launcher (or $PARTITA_LAUNCHER) names another that takes `-n 2`, e.g.
+"bash scripts/cluster-mpiexec.sh" for the emulated hosts.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from partita.launch import (BuildInfo, LaunchError, child_env, failure_lines, launch_command,  # noqa: E402
+                            run_in_group)
+
+LAUNCH_TIMEOUT_S = 900
 
 
 def transport_env(spec: str) -> dict[str, str]:
@@ -44,11 +51,11 @@ def transport_env(spec: str) -> dict[str, str]:
     return env
 
 
-def launch_env(build: Path, env_extra: dict[str, str], transport: str) -> dict[str, str]:
-    """The environment of one launch. Later settings win: the build's interposer, then --env, then the
-    transport's own (which may preload another build's interposer, to put two builds side by side)."""
-    return {**os.environ, "LD_PRELOAD": str(build / "lib" / "libpartita-mpi.so"), **env_extra,
-            **transport_env(transport)}
+def launch_env(build: BuildInfo, env_extra: dict[str, str], transport: str) -> dict[str, str]:
+    """What one launch sets (on top of this process's environment). Later settings win: the build's
+    interposer, then --env, then the transport's own (which may preload another build's interposer, to
+    put two builds side by side)."""
+    return {"LD_PRELOAD": str(build.interposer), **env_extra, **transport_env(transport)}
 
 
 def check_preloads(env: dict[str, str], transport: str) -> None:
@@ -59,14 +66,20 @@ def check_preloads(env: dict[str, str], transport: str) -> None:
             sys.exit(f"bench-transports: '{transport}': LD_PRELOAD names {f}, which does not exist")
 
 
-def run_once(build: Path, launcher: list[str], transport: str, env_extra: dict[str, str], args: list[str]) -> dict:
+def run_once(build: BuildInfo, launcher: str | None, transport: str, env_extra: dict[str, str],
+             args: list[str]) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = Path(f.name)
     env = launch_env(build, env_extra, transport)
-    cmd = [*launcher, str(build / "bin" / "partita-p2p"), *args, "-f", "json", "-o", str(out)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    cmd = launch_command(build, "partita-p2p", [*args, "-f", "json", "-o", str(out)], 2, env, launcher)
+    try:
+        p, timed_out = run_in_group(cmd, child_env(env), LAUNCH_TIMEOUT_S)
+    except OSError as e:  # the launcher itself cannot be started
+        sys.exit(f"bench-transports: cannot start {cmd[0]}: {e.strerror or e}")
+    if timed_out:
+        sys.exit(f"bench-transports: {transport}: the launch did not finish in {LAUNCH_TIMEOUT_S} s")
     if p.returncode != 0:
-        sys.exit(f"bench-transports: {transport}: exit {p.returncode}: {(p.stderr or p.stdout).strip()[-400:]}")
+        sys.exit(f"bench-transports: {transport}: exit {p.returncode}: {failure_lines(p.stdout, p.stderr)}")
     doc = json.loads(out.read_text())
     out.unlink()
     return doc
@@ -80,7 +93,8 @@ def main() -> int:
                     help="comma-separated; each mpi, fabric or auto, optionally with settings of its own: "
                          "fabric:PARTITA_LIBFABRIC=FILE (as many :K=V as needed)")
     ap.add_argument("--env", action="append", default=[], help="K=V for every launch")
-    ap.add_argument("--launcher", default=None, help="command replacing 'mpiexec -n 2'")
+    ap.add_argument("--launcher", default=None,
+                    help="a launcher taking -n 2 instead of the build's mpiexec (default: $PARTITA_LAUNCHER)")
     ap.add_argument("--show", default="", help="comma-separated metric names to print (default: all)")
     ap.add_argument("--per-launch", action="store_true",
                     help="below each row, every launch's median per transport, in launch order (a launch "
@@ -88,9 +102,12 @@ def main() -> int:
     ap.add_argument("p2p", nargs=argparse.REMAINDER, help="-- then partita-p2p's arguments")
     a = ap.parse_args()
     p2p = a.p2p[1:] if a.p2p[:1] == ["--"] else a.p2p
-    build = a.build.resolve()
-    info = json.loads((build / "partita-build.json").read_text())
-    launcher = shlex.split(a.launcher) if a.launcher else [info["mpiexec"], info.get("mpiexec_numproc_flag", "-n"), "2"]
+    try:
+        build = BuildInfo.find(a.build)
+        build.program("partita-p2p")
+    except (LaunchError, OSError) as e:
+        sys.exit(f"bench-transports: {e}")
+    launcher = a.launcher
     bad = [kv for kv in a.env if "=" not in kv]
     if bad:
         sys.exit(f"bench-transports: --env '{bad[0]}' is not K=V")

@@ -238,6 +238,25 @@ def child_env(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def failure_lines(stdout: str, stderr: str, most: int = 5) -> str:
+    """Why a launch failed, in at most `most` lines: the program's and libpartita's own
+    messages (`...: error: ...`, `partita: ...`) when it printed any, else the last lines it
+    printed. The launcher's framed notices (Open MPI's blocks between dashed lines: "MPI_ABORT
+    was invoked", "prterun has exited ...") and MPICH's `Abort(...)` lines are left out: they
+    say that the job ended, not why, and being last they hid the reason."""
+    lines, framed = [], False
+    for line in (stderr or stdout or "").splitlines():
+        if line.startswith("-----"):
+            framed = not framed
+            continue
+        if not framed and line.strip() and not line.startswith("Abort("):
+            lines.append(line.rstrip())
+    own = [x for x in lines if ": error:" in x or x.startswith("partita")]
+    own = list(dict.fromkeys(own))  # every rank may print the same line
+    picked = own[:most] if own else lines[-most:]
+    return "\n".join(picked) or (stderr or stdout or "").strip()[-400:]
+
+
 @dataclass
 class RunOutcome:
     command: list[str]
@@ -303,6 +322,6 @@ def run_benchmark(build: BuildInfo, program: str, args: list[str], np: int = 2, 
     """Run a harness benchmark and return its parsed JSON result; raise LaunchError when it fails."""
     o = run_program(build, program, args, np, impl, env, timeout, launcher)
     if o.returncode != 0 or o.result is None:
-        tail = "\n".join((o.stderr or o.stdout).strip().splitlines()[-5:])
-        raise LaunchError(f"{program} {' '.join(args)} ({impl}) failed with exit {o.returncode}: {tail}")
+        why = failure_lines(o.stdout, o.stderr)
+        raise LaunchError(f"{program} {' '.join(args)} ({impl}) failed with exit {o.returncode}: {why}")
     return o.result

@@ -25,7 +25,9 @@ def test_result_document_holds_every_implementation_of_the_launch(build):
         if c["case"]["partitions"] == 1:
             assert c["metrics"]["t_part_us"]["samples"] == c["metrics"]["t_last_us"]["samples"]
     plans = {c["case"]["impl"]: c.get("plan", "") for c in r["results"] if c["case"]["partitions"] == 8}
-    assert plans["timer"].startswith("timer:") and plans["native"] == ""
+    # "timer: ..." planned at init, or "timer, round R: ..." when it measures a cut against one
+    # message per partition (Open MPI's parameters make the model cut 16 KiB in 8 partitions)
+    assert plans["timer"].startswith(("timer: ", "timer, round ")) and plans["native"] == ""
 
 
 def test_laggard_marks_the_first_half_late(build):

@@ -105,8 +105,12 @@ def test_a_campaign_keeps_the_plans_and_prints_the_control(build, tmp_path):
     plans = {(r["launch"], r["impl"]): r["plan"] for r in rows if "plan" in r}
     assert set(plans) == {(L, i) for L in (0, 1) for i in ("bulk", "model", "adaptive")}
     assert plans[(0, "bulk")].startswith("bulk: 1 message")
-    # at 4 KiB in 8 partitions model sends bulk's one message: the case is the control's
-    assert "control: in the 1 cases where model planned what bulk sends" in p.stdout
+    # the case is the control's when model sent bulk's one message in both launches (at 4 KiB in 8
+    # partitions it does with MPICH's parameters; Open MPI's give it 2 groups)
+    if all(plans[(L, "model")].startswith("model: 1 message") for L in (0, 1)):
+        assert "control: in the 1 cases where model planned what bulk sends" in p.stdout
+    else:
+        assert "control: no case where model planned what bulk sends (their plans differ in every case)" in p.stdout
 
 
 def test_a_build_that_is_not_there_is_one_line(tmp_path):

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from partita import cli
-from partita.launch import LaunchError, impl_env, parse_impl
+from partita.launch import LaunchError, failure_lines, impl_env, parse_impl
 from partita.suite import SuiteError, builtin_suites, load_suite, parse_suite
 from partita.summary import summarize_group
 
@@ -92,6 +92,34 @@ def fake_result(values):
                          "metrics": {"overhead": {"unit": "ratio", "summary": {"median": v, "ci95_lo": v - 0.1,
                                                                                "ci95_hi": v + 0.1}}}}
                         for b, v in values]}
+
+
+OPEN_MPI_ABORT = """partita: PARTITA_POLICY='nope' is not one of none|bulk|static|model|timer|fixed|table|adaptive
+partita: PARTITA_POLICY='nope' is not one of none|bulk|static|model|timer|fixed|table|adaptive
+--------------------------------------------------------------------------
+MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD
+  Errorcode: 1
+--------------------------------------------------------------------------
+--------------------------------------------------------------------------
+prterun has exited due to process rank 1 with PID 0 on node vm calling
+"abort". This may have caused other processes in the application to be
+terminated by signals sent by prterun (as reported here).
+--------------------------------------------------------------------------
+"""
+
+
+@pytest.mark.parametrize("stderr, want", [
+    # Open MPI's closing notices came last and hid the reason
+    (OPEN_MPI_ABORT, "partita: PARTITA_POLICY='nope' is not one of none|bulk|static|model|timer|fixed|table|adaptive"),
+    ("partita-loggp: error: --message-size: got '5:3'\n   Process name: [prterun-vm-1@1,0]\n   Exit code:    2\n",
+     "partita-loggp: error: --message-size: got '5:3'"),
+    # MPICH's abort lines go; a failure with no message of its own keeps its last lines
+    ("Abort(1) on node 0 (rank 0 in comm 0): application called MPI_Abort\n", "Abort(1) on node 0 (rank 0 in comm 0): "
+     "application called MPI_Abort"),
+    ("a\nb\nc\nd\ne\nf\ng\n", "c\nd\ne\nf\ng"),
+])
+def test_failure_lines_name_the_reason_not_the_launcher(stderr, want):
+    assert failure_lines("", stderr) == want
 
 
 def test_summary_puts_implementations_side_by_side():

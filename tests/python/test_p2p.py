@@ -95,8 +95,11 @@ def test_early_bird_with_laggard_threads(build):
         assert m["t_part_us"][i] >= m["t_last_us"][i] >= 0
         assert m["t_union_us"][i] <= m["t_part_us"][i] + 1e-3
     # Sleeping threads can wake late on a loaded machine, so the 300 us only shows reliably in the
-    # best iterations: at least one sees the early partition wait ~the delay before the join.
-    assert max(m["t_before_join_us"]) >= 250
+    # best iterations: in at least one the first mark comes ~the delay before the last arrival, and
+    # the early partition either waited ~the delay before the join (MPICH moves it only after the
+    # join: t_before_join) or arrived before the join (Open MPI 5 moves it at once: early_arrival).
+    assert max(m["t_part_us"]) >= 250
+    assert max(m["t_before_join_us"]) >= 250 or max(m["early_arrival"]) >= 50
     assert max(m["early_bird"]) > 0
 
 

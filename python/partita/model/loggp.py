@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..launch import BuildInfo, LaunchError, child_env, launch_command
+from ..launch import BuildInfo, LaunchError, child_env, failure_lines, launch_command
 from .native import LOGGP_SCHEMA, ModelError, Params, gbps
 
 PROGRAM = "partita-loggp"
@@ -27,8 +27,7 @@ def measure(build: BuildInfo, args: list[str], np: int = 2, timeout: float = 180
         except OSError as e:  # the launcher itself cannot be started
             raise LaunchError(f"cannot start {cmd[0]}: {e.strerror or e}") from e
         if p.returncode != 0:
-            tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-3:])
-            raise LaunchError(f"{PROGRAM} failed with exit {p.returncode}: {tail}")
+            raise LaunchError(f"{PROGRAM} failed with exit {p.returncode}: {failure_lines(p.stdout, p.stderr, 3)}")
         try:
             doc = json.loads(out.read_text())
         except (OSError, json.JSONDecodeError) as e:
