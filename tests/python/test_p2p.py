@@ -83,9 +83,13 @@ def test_one_partition_availability_is_one_minus_overhead(one_partition):
 
 def test_early_bird_with_laggard_threads(build):
     """Two threads, one 300 us late: the early partition waits before the join, and the metrics add up."""
+    # Open MPI 5's own partitioned path hangs now and then when threads mark concurrently (it
+    # hung in 1 of 2 full test runs here, not in 10 runs alone; like the thread hangs of
+    # docs/patterns.md, "Known issues"): there it runs under libpartita
+    impl = "partita:none" if build.mpi_flavor == "openmpi" and build.interposer.is_file() else "native"
     r = run_benchmark(build, "partita-p2p", ["-m", "64K:64K", "-p", "2", "-t", "2", "--compute", "50",
                                              "--noise", "delay:300", "--compute-mode", "sleep", "-i", "20", "-x", "2"],
-                      timeout=240)
+                      impl=impl, timeout=240)
     c = r["results"][0]
     assert c["case"]["threads"] == 2
     m = {k: v["samples"] for k, v in c["metrics"].items()}
@@ -97,7 +101,8 @@ def test_early_bird_with_laggard_threads(build):
     # Sleeping threads can wake late on a loaded machine, so the 300 us only shows reliably in the
     # best iterations: in at least one the first mark comes ~the delay before the last arrival, and
     # the early partition either waited ~the delay before the join (MPICH moves it only after the
-    # join: t_before_join) or arrived before the join (Open MPI 5 moves it at once: early_arrival).
+    # join: t_before_join) or arrived before the join (early_arrival: an MPI that moves it at once,
+    # as Open MPI 5's own partitioned path did).
     assert max(m["t_part_us"]) >= 250
     assert max(m["t_before_join_us"]) >= 250 or max(m["early_arrival"]) >= 50
     assert max(m["early_bird"]) > 0
