@@ -74,15 +74,15 @@ def run_once(build: BuildInfo, launcher: str | None, transport: str, env_extra: 
     cmd = launch_command(build, "partita-p2p", [*args, "-f", "json", "-o", str(out)], 2, env, launcher)
     try:
         p, timed_out = run_in_group(cmd, child_env(env), LAUNCH_TIMEOUT_S)
+        if timed_out:
+            sys.exit(f"bench-transports: {transport}: the launch did not finish in {LAUNCH_TIMEOUT_S} s")
+        if p.returncode != 0:
+            sys.exit(f"bench-transports: {transport}: exit {p.returncode}: {failure_lines(p.stdout, p.stderr)}")
+        return json.loads(out.read_text())
     except OSError as e:  # the launcher itself cannot be started
         sys.exit(f"bench-transports: cannot start {cmd[0]}: {e.strerror or e}")
-    if timed_out:
-        sys.exit(f"bench-transports: {transport}: the launch did not finish in {LAUNCH_TIMEOUT_S} s")
-    if p.returncode != 0:
-        sys.exit(f"bench-transports: {transport}: exit {p.returncode}: {failure_lines(p.stdout, p.stderr)}")
-    doc = json.loads(out.read_text())
-    out.unlink()
-    return doc
+    finally:
+        out.unlink(missing_ok=True)
 
 
 def main() -> int:
@@ -107,7 +107,6 @@ def main() -> int:
         build.program("partita-p2p")
     except (LaunchError, OSError) as e:
         sys.exit(f"bench-transports: {e}")
-    launcher = a.launcher
     bad = [kv for kv in a.env if "=" not in kv]
     if bad:
         sys.exit(f"bench-transports: --env '{bad[0]}' is not K=V")
@@ -122,7 +121,7 @@ def main() -> int:
         order = transports if k % 2 == 0 else transports[::-1]
         for t in order:
             loads.append(os.getloadavg()[0])
-            doc = run_once(build, launcher, t, env_extra, p2p)
+            doc = run_once(build, a.launcher, t, env_extra, p2p)
             for r in doc["results"]:
                 c = r["case"]
                 key = (c["bytes"], c["partitions"], c.get("threads", 1))
