@@ -71,7 +71,8 @@ def main(args: argparse.Namespace) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e
-        pattern = Pattern("laggard", args.delay, 2 if args.threads is None else args.threads) if args.delay > 0 else Pattern("all", 0.0)
+        threads = 2 if args.threads is None else args.threads  # given only with --delay (checked above)
+        pattern = Pattern("laggard", args.delay, threads) if args.delay > 0 else Pattern("all", 0.0)
         warn_if_busy(PROG)
         t0 = time.monotonic()
         entries = tune(build, params, rng, parts, pattern, args.iterations, args.screen, 2,
