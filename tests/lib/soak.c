@@ -156,8 +156,7 @@ static void on_mpi_error(MPI_Comm *comm, int *code, ...)
 }
 
 /* Draw the case's pairs and their plan. */
-static void draw(soak_case *c, int index, long max_bytes, const char *const *transports, int ntransports, long keep,
-                 int natives)
+static void draw(soak_case *c, int index, long max_bytes, const char *const *transports, int ntransports, long keep)
 {
     uint64_t s = seed ^ (0x5bd1e995ull * (uint64_t)(index + 1));
     memset(c, 0, sizeof *c);
@@ -206,7 +205,7 @@ static void draw(soak_case *c, int index, long max_bytes, const char *const *tra
         p->left_out = keep && !(keep >> k & 1);
     }
     /* Drawn last, so that -N leaves every other choice of the case as it was. */
-    if (natives && chance(&s, 60))
+    if (natives_on && chance(&s, 60))
         c->native_ints = log_uniform(&s, max_bytes / 4);
     if (comms_on)
         c->comm_kind = below(&s, 3);
@@ -667,7 +666,7 @@ int main(int argc, char **argv)
         if (!go)
             break;
         soak_case c;
-        draw(&c, (int)i, max_bytes, transports, ntransports, keep, natives_on);
+        draw(&c, (int)i, max_bytes, transports, ntransports, keep);
         if (verbose && rank == 0)
             fprintf(stderr, "%s\n", case_text);
         run_case(&c);
