@@ -28,7 +28,12 @@
  * CLOCK_MONOTONIC): t_part, last arrival minus first mark (its overhead
  * metric's numerator), t_last, last arrival minus last mark, and under a
  * laggard t_late, last arrival minus the first mark after its pause (what
- * the late half's marking, hand-overs and transfer take). Output: one
+ * the late half's marking, hand-overs and transfer take), and t_pause, the
+ * pause as the marking thread lived it (end of the last mark before the
+ * sleep to the first after it: longer than asked when the thread waited
+ * for a core, which moves time out of t_late into t_part), and t_resume,
+ * t_late plus the round's pause beyond the implementation's typical one (its
+ * median, at most the case's: typical_pauses_ns) by more than 10 us. Output: one
  * JSON line per (size, partitions, implementation) with the medians and
  * quartiles over the measured rounds.
  *
@@ -87,7 +92,10 @@ static const char USAGE[] =
     "  -h, --help      this text\n"
     "Output: one JSON line per (size, partitions, implementation) with the median and quartiles\n"
     "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark), and\n"
-    "with -L t_late_us (last arrival - the first mark after the laggard's pause); on\n"
+    "with -L t_late_us (last arrival - the first mark after the laggard's pause),\n"
+    "t_pause_us (the pause as the marking thread lived it) and t_resume_us (t_late plus\n"
+    "the round's pause beyond its typical one by more than 10 us: a stretched pause\n"
+    "charged); on\n"
     "stderr, '#' lines with each case's plan, and the sizes skipped because they are not a\n"
     "multiple of a partition count.\n";
 
@@ -281,11 +289,17 @@ static void parse(int argc, char **argv, int rank, opts *o)
         settle_arguments("no case can run: no size of -m is a multiple of a partition count of -p");
 }
 
+/* The sender's stamps of one round (ns): its first mark, the end of the
+ * last mark before the laggard's pause, and the first mark after it (without
+ * a laggard: the first mark, all three). */
+typedef struct marks {
+    int64_t first, paused, resume;
+} marks;
+
 /* One round of implementation m; returns the stamp of this rank (sender:
- * the last mark, the first in *first and in *resume the first after the
- * laggard's pause (the first, without one); receiver: the last arrival). */
+ * the last mark, the others in *mk; receiver: the last arrival). */
 static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
-                          double laggard_us, unsigned char *seen, int64_t *first, int64_t *resume)
+                          double laggard_us, unsigned char *seen, marks *mk)
 {
     int64_t stamp = 0;
     MPI_Request single = MPI_REQUEST_NULL;
@@ -301,10 +315,10 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     if (rank == 0) {
         pt_compute_us(PT_COMPUTE_SPIN, 3);
         if (m->kind == SINGLE) {
-            *first = pt_now_ns();
+            mk->first = mk->paused = pt_now_ns();
             if (laggard_us > 0)
                 pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
-            stamp = *resume = laggard_us > 0 ? pt_now_ns() : *first;
+            stamp = mk->resume = laggard_us > 0 ? pt_now_ns() : mk->first;
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
@@ -313,13 +327,14 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             for (int i = 0; i < parts; i++) {
                 int p = (i + late) % parts;
                 if (late && i == parts - late) {
+                    mk->paused = pt_now_ns();
                     pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
-                    *resume = pt_now_ns();
+                    mk->resume = pt_now_ns();
                 }
                 if (i == 0)
-                    *first = *resume = pt_now_ns();
+                    mk->first = mk->paused = mk->resume = pt_now_ns();
                 if (i == parts - 1)
-                    stamp = i ? pt_now_ns() : *first;
+                    stamp = i ? pt_now_ns() : mk->first;
                 m->kind == NATIVE ? MPI_Pready(p, *req) : Partita_Pready(p, *req);
             }
             m->kind == NATIVE ? MPI_Wait(req, MPI_STATUS_IGNORE) : Partita_Wait(req, MPI_STATUS_IGNORE);
@@ -349,19 +364,51 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     return stamp;
 }
 
+/* The typical pause of each implementation of a case under a laggard (ns,
+ * into ref[n]): the smaller of its own median pause (marks.resume -
+ * marks.paused over the measured rounds) and the median of the case's
+ * implementations' median pauses; scratch holds max(rounds, n) doubles.
+ * t_resume charges a round its pause beyond this (by more than
+ * PAUSE_JITTER_NS): an implementation whose
+ * threads kept the marking thread off its core in some rounds lives a longer
+ * pause there, in which its early half's messages move on, and t_late
+ * credits it for that (docs/metrics.md). */
+/* A pause this much longer than typical is charged to t_resume (beyond it):
+ * the pauses' own jitter, 1-3 us between quartiles on the 2-core VM, stays
+ * under it, so a round that kept its core costs what its t_late says. */
+#define PAUSE_JITTER_NS 10000.0
+
+static void typical_pauses_ns(const marks *mk, int n, int total, int warmup, int rounds, double *scratch, double *ref)
+{
+    for (int k = 0; k < n; k++) {
+        for (int r = 0; r < rounds; r++) {
+            const marks *x = &mk[(size_t)k * total + warmup + r];
+            scratch[r] = (double)(x->resume - x->paused);
+        }
+        pt_sort_doubles(scratch, (size_t)rounds);
+        ref[k] = pt_quantile_sorted(scratch, (size_t)rounds, 0.5);
+    }
+    memcpy(scratch, ref, (size_t)n * sizeof *ref);
+    pt_sort_doubles(scratch, (size_t)n);
+    double across = pt_quantile_sorted(scratch, (size_t)n, 0.5);
+    for (int k = 0; k < n; k++)
+        if (ref[k] > across)
+            ref[k] = across;
+}
+
 static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf, ab_output *out)
 {
     int n = o->nimpls, total = o->warmup + o->rounds;
     MPI_Request req[MAX_IMPLS];
     int64_t *stamps = malloc((size_t)n * (size_t)total * sizeof *stamps);
     int64_t *peer = malloc((size_t)n * (size_t)total * sizeof *peer); /* rank 0: the receiver's arrivals */
-    int64_t *firsts = malloc((size_t)n * (size_t)total * sizeof *firsts);
-    int64_t *resumes = malloc((size_t)n * (size_t)total * sizeof *resumes);
+    marks *mk = malloc((size_t)n * (size_t)total * sizeof *mk);
     unsigned char *seen = malloc((size_t)parts);
     double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
-    double *t_late = malloc((size_t)o->rounds * sizeof *t_late);
+    size_t per_round = (size_t)(o->rounds > MAX_IMPLS ? o->rounds : MAX_IMPLS) * sizeof(double);
+    double *t_late = malloc(per_round), *t_pause = malloc(per_round), *t_resume = malloc(per_round);
     /* every rank learns of a rank that is short of memory: none waits for it */
-    pt_check_all(&ctx, !stamps || !peer || !firsts || !resumes || !seen || !t_part || !t_last || !t_late,
+    pt_check_all(&ctx, !stamps || !peer || !mk || !seen || !t_part || !t_last || !t_late || !t_pause || !t_resume,
                  "out of memory for the round stamps");
     MPI_Count count = (MPI_Count)(bytes / (size_t)parts);
     for (int k = 0; k < n; k++) {
@@ -410,7 +457,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             int k = order[i];
             stamps[(size_t)k * total + r] =
                 round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, o->laggard_us, seen,
-                           &firsts[(size_t)k * total + r], &resumes[(size_t)k * total + r]);
+                           &mk[(size_t)k * total + r]);
         }
     }
     /* the receiver's arrival stamps go to rank 0, which writes the output */
@@ -418,6 +465,9 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         MPI_Send(stamps, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
     else
         MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    double pause_ref_ns[MAX_IMPLS] = { 0 };
+    if (rank == 0)
+        typical_pauses_ns(mk, n, total, o->warmup, o->rounds, t_pause, pause_ref_ns);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
         char why[1024] = ""; /* the timer's reasons run to about 600 bytes */
@@ -426,12 +476,16 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
                 Partita_Request_why(req[k], why, sizeof why);
             for (int r = 0; r < o->rounds; r++) {
                 size_t at = (size_t)k * total + o->warmup + r;
-                t_part[r] = (double)(peer[at] - firsts[at]) / 1e3;
+                t_part[r] = (double)(peer[at] - mk[at].first) / 1e3;
                 t_last[r] = (double)(peer[at] - stamps[at]) / 1e3;
-                t_late[r] = (double)(peer[at] - resumes[at]) / 1e3;
+                t_late[r] = (double)(peer[at] - mk[at].resume) / 1e3;
+                t_pause[r] = (double)(mk[at].resume - mk[at].paused) / 1e3;
+                double excess = (double)(mk[at].resume - mk[at].paused) - pause_ref_ns[k] - PAUSE_JITTER_NS;
+                t_resume[r] = t_late[r] + (excess > 0 ? excess / 1e3 : 0);
             }
-            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last,
-                                            o->laggard_us > 0 ? t_late : NULL, o->rounds });
+            int lag = o->laggard_us > 0;
+            ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last, lag ? t_late : NULL,
+                                            lag ? t_pause : NULL, lag ? t_resume : NULL, o->rounds });
         }
         if (m->kind == NATIVE)
             MPI_Request_free(&req[k]);
@@ -440,8 +494,9 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     }
     free(stamps);
     free(peer);
-    free(firsts);
-    free(resumes);
+    free(mk);
+    free(t_pause);
+    free(t_resume);
     free(seen);
     free(t_part);
     free(t_last);

@@ -11,7 +11,7 @@
 #define RESULT_SCHEMA "partita.result/1"
 
 /* The per-round metrics, in ab_case's order: NAME_us in the results. */
-#define NMETRICS 3
+#define NMETRICS 5
 static const struct {
     const char *name, *definition;
 } METRICS[NMETRICS] = {
@@ -20,6 +20,12 @@ static const struct {
     { "t_late", "last arrival minus the start of the first MPI_Pready after the laggard's pause (of the MPI_Isend "
                 "for single): the late half's marks, the messages they hand over and what is left after the last, "
                 "one round" },
+    { "t_pause", "the laggard's pause as the marking thread lived it: from the end of the last MPI_Pready before "
+                 "the sleep to the start of the first after it (the sleep alone, for single); longer than the "
+                 "sleep asked for by the sleep's slack, and by any wait for a core, one round" },
+    { "t_resume", "t_late plus the round's t_pause beyond the implementation's typical pause (its median t_pause, "
+                  "at most the median of the case's implementations' medians in this launch) by more than 10 us: "
+                  "t_late with a stretched pause charged, one round" },
 };
 
 int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int launch, double laggard_us,
@@ -76,7 +82,8 @@ int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int 
 void ab_output_case(ab_output *out, ab_case *c)
 {
     size_t n = (size_t)c->rounds;
-    double *samples[NMETRICS] = { c->t_part_us, c->t_last_us, c->t_late_us }; /* NULL: not measured */
+    /* NULL: not measured */
+    double *samples[NMETRICS] = { c->t_part_us, c->t_last_us, c->t_late_us, c->t_pause_us, c->t_resume_us };
     for (int k = 0; k < NMETRICS; k++)
         if (samples[k])
             pt_sort_doubles(samples[k], n);

@@ -3,7 +3,7 @@
  * --format json --output FILE a partita.result/1 document, benchmark
  * "side-by-side", whose cases are (bytes, partitions, impl) with the
  * per-round samples of t_part_us, t_last_us and (under a laggard)
- * t_late_us (docs/metrics.md), so that
+ * t_late_us, t_pause_us and t_resume_us (docs/metrics.md), so that
  * `partita run` pools launches and compares implementations within each
  * launch (python/partita/launch_checks.py). Rank 0 writes both. */
 #ifndef PT_ADAPT_BENCH_OUTPUT_H
@@ -26,7 +26,7 @@ typedef struct ab_case {
     const char *impl;
     const char *plan;     /* libpartita's Partita_Request_why, or "" */
     double *t_part_us, *t_last_us; /* per measured round; sorted in place */
-    double *t_late_us;             /* likewise under a laggard, else NULL */
+    double *t_late_us, *t_pause_us, *t_resume_us; /* likewise under a laggard, else NULL */
     int rounds;
 } ab_case;
 

@@ -46,6 +46,11 @@ def test_laggard_marks_the_first_half_late(build):
         late = c["metrics"]["t_late_us"]["samples"]
         assert len(late) == 4 and all(q <= t <= p - 2000 for p, q, t in zip(part, last, late)), c["case"]
         assert "laggard's pause" in c["metrics"]["t_late_us"]["definition"]
+        # the pause as the marking thread lived it: at least the 2 ms sleep, and no longer than the
+        # round from its first mark to its last; t_resume is t_late plus a stretch of it, never less
+        pause, resume = c["metrics"]["t_pause_us"]["samples"], c["metrics"]["t_resume_us"]["samples"]
+        assert len(pause) == 4 and 2000 <= min(pause) and max(pause) <= max(part) - min(last), c["case"]
+        assert all(t <= x for t, x in zip(late, resume)), c["case"]
 
 
 def test_t_late_only_under_a_laggard(build):

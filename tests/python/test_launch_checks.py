@@ -314,6 +314,32 @@ def test_side_by_side_laggard_also_judges_adaptive_by_t_late(tmp_path):
     assert {r.check.what for r in lc.group_checks(g)} == {"adaptive within 10% of the best"}
 
 
+def test_laggard_check_reads_t_resume_where_the_results_have_it(tmp_path):
+    # the timer's threads held the marking thread's core: its pause was stretched and its late half
+    # began after the early messages had moved on. By t_late it is the best (600 us against
+    # adaptive's 900: adaptive loses); charged with the stretch (t_resume 1100) it is not, and
+    # adaptive, the best by t_resume, holds
+    def launch():
+        cases = []
+        for impl, late, resume in (("timer", 600.0, 1100.0), ("none", 950.0, 950.0), ("adaptive", 900.0, 900.0)):
+            metrics = {name: {"unit": "us", "summary": {"n": 20, "median": v}}
+                       for name, v in (("t_last_us", late), ("t_part_us", late + 180), ("t_late_us", late),
+                                       ("t_resume_us", resume))}
+            cases.append({"case": {"bytes": 8 << 20, "partitions": 8, "impl": impl}, "metrics": metrics})
+        return {"schema": "partita.result/1", "benchmark": "side-by-side", "program": "partita-adapt-bench",
+                "environment": {"ranks": 2}, "results": cases,
+                "config": {"iterations": 20, "noise": "delay:100", "laggard_us": 100}}
+    folder = write_launches(tmp_path / "r", "laggard", {"native": [launch()] * 5})
+    by_late = only_check(folder, lc.ADAPTIVE_LATE)
+    assert by_late.check.metric == "t_resume_us"
+    (case,) = by_late.cases
+    assert by_late.status(case) == "holds" and case.best_of[0] == (1, "partita:adaptive")
+    # by t_last the timer's stretch still counts for it: adaptive at 600/900 of its speed loses
+    by_last = only_check(folder, "adaptive within 10% of the best")
+    (case,) = by_last.cases
+    assert by_last.check.metric == "t_last_us" and by_last.status(case) == "LOSES"
+
+
 def test_a_policy_twice_is_the_control_and_never_the_launchs_best(tmp_path):
     # model@mpi sends what model sends: its check against model (the timer's floor) counts the
     # cases that the floor's noise alone makes "lose". Here it is 0.9x model's speed at 1 KiB in 1
