@@ -306,6 +306,17 @@ static int group_marked(const pt_send_side *s, int g)
     return n;
 }
 
+/* When a RUNS group that was flushed with every mark it has is looked at
+ * again: only a new mark gives it something to send. Its due time used to
+ * stay at the flush's, in the past, so the progress thread polled it without
+ * a pause until the laggard came back, and kept a core: 2 ranks on 2 cores
+ * at 8 MiB in 8 partitions, half of them 100 us late, the marking thread's
+ * pause lasted 0.5-2.4 ms in a quarter to half of the timer's rounds. Beyond
+ * the progress thread's spin window (100 us, progress_thread.c), so it sleeps
+ * its regular interval in between; a new mark is seen at the next look, and
+ * a second stall is flushed that much later. */
+#define PT_TIMER_RECHECK_NS 200000
+
 /* Flush group g when it has ready partitions and its marking made no progress
  * for delta: a laggard holds it back. Each flush re-arms the wait, so a group
  * marked slowly goes out in a few runs, never one per partition. *t caches the
@@ -327,9 +338,9 @@ static int64_t check_group(pt_request *req, int g, int64_t *t)
     if (marked != atomic_load_explicit(&grp->seen_marked, memory_order_relaxed)) {
         atomic_store_explicit(&grp->seen_marked, marked, memory_order_relaxed);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
-    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns &&
-               marked > atomic_load_explicit(&grp->flushed_marked, memory_order_relaxed)) {
-        /* (a RUNS group already flushed with this many marks has nothing new) */
+    } else if (*t - atomic_load_explicit(&grp->seen_ns, memory_order_relaxed) >= s->delta_ns) {
+        if (marked == atomic_load_explicit(&grp->flushed_marked, memory_order_relaxed))
+            return *t + PT_TIMER_RECHECK_NS; /* a RUNS group flushed with these marks: nothing new */
         atomic_store_explicit(&grp->flushed_marked, marked, memory_order_relaxed);
         flush_group(req, g, marked);
         atomic_store_explicit(&grp->seen_ns, *t, memory_order_relaxed);
