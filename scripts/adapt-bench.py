@@ -6,7 +6,7 @@ side, round by round in turn, so each launch's best layout is known) and
 summarises, per (size, partitions):
 
 - in how many launches the adaptive policy's median time (t_part, first mark to last
-  arrival, or t_last or t_late with --metric) was within 10% of
+  arrival, or t_last, t_late or t_resume with --metric) was within 10% of
   the best fixed layout of that launch (bulk, none, model, fixed:K);
 - the median over launches [min-max] of adaptive, the best layout, native MPI,
   libpartita's `bulk` (one message through the partitioned calls: MPIPCL's
@@ -272,10 +272,11 @@ def main() -> int:
     ap.add_argument("--from", dest="source", help="summarise this saved file instead of running")
     ap.add_argument("--build", default="build")
     ap.add_argument("--timeout", type=float, default=300)
-    ap.add_argument("--metric", choices=("t_part", "t_last", "t_late"), default="t_part",
+    ap.add_argument("--metric", choices=("t_part", "t_last", "t_late", "t_resume"), default="t_part",
                     help="t_part: first mark to last arrival (partita-p2p's overhead metric; default); "
                          "t_last: last mark to last arrival; t_late (with -L): first mark after the "
-                         "laggard's pause to last arrival, what adaptive minimises under a laggard")
+                         "laggard's pause to last arrival, what adaptive minimises under a laggard; "
+                         "t_resume (with -L): t_late with a stretched pause charged (docs/metrics.md)")
     ap.add_argument("--why", action="store_true", help="print libpartita's plans (Partita_Request_why)")
     ap.add_argument("--transport", choices=("mpi", "fabric", "auto"),
                     help="judge the implementations named POLICY@TRANSPORT (-I adaptive@fabric,bulk@fabric,...) "
@@ -291,8 +292,8 @@ def main() -> int:
     else:
         rows = run(args)
     if any(METRIC[0] not in r for r in rows if "plan" not in r):
-        print(f"adapt-bench.py: error: the results hold no {METRIC[0]} (t_late is measured only under a "
-              "laggard: pass -L US to partita-adapt-bench)", file=sys.stderr)
+        print(f"adapt-bench.py: error: the results hold no {METRIC[0]} (t_late and t_resume are measured "
+              "only under a laggard: pass -L US to partita-adapt-bench)", file=sys.stderr)
         return 2
     return summarise(over_transport(rows, args.transport))
 

@@ -127,3 +127,22 @@ def test_a_launch_that_does_not_finish_is_one_line(build, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert "adapt-bench: launch 0 did not finish in 0.5 s (--timeout)" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("metric, code", [("t_resume", 0), ("t_late", 2)])
+def test_metric_t_resume_is_read_and_a_missing_one_refused(tmp_path, metric, code):
+    # a saved run under a laggard whose rows carry t_resume but (here) not t_late: --metric t_resume
+    # summarises it, --metric t_late is refused with a line naming what is missing
+    saved = tmp_path / "runs.jsonl"
+    with saved.open("w") as f:
+        for launch in range(2):
+            for impl, us in (("bulk", 10.0), ("model", 10.0), ("adaptive", 10.5)):
+                f.write(json.dumps({"launch": launch, "bytes": 4096, "partitions": 8, "impl": impl,
+                                    "t_part_us": 200.0, "t_resume_us": us}) + "\n")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--from", str(saved), "--metric", metric],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == code, r.stdout + r.stderr
+    if code:
+        assert "the results hold no t_late_us" in r.stderr and r.stderr.count("error:") == 1
+    else:
+        assert f"metric: median {metric} (us) per launch" in r.stdout

@@ -313,8 +313,9 @@ static int group_marked(const pt_send_side *s, int g)
  * at 8 MiB in 8 partitions, half of them 100 us late, the marking thread's
  * pause lasted 0.5-2.4 ms in a quarter to half of the timer's rounds. Beyond
  * the progress thread's spin window (100 us, progress_thread.c), so it sleeps
- * its regular interval in between; a new mark is seen at the next look, and
- * a second stall is flushed that much later. */
+ * its regular interval (20 us) before its next look, which pushes this due
+ * time on again: a new mark is seen, and a second stall flushed, up to one
+ * interval and the thread's wake-up later. */
 #define PT_TIMER_RECHECK_NS 200000
 
 /* Flush group g when it has ready partitions and its marking made no progress
