@@ -99,6 +99,19 @@ static inline int ptest_pair_rank(const char *name)
     return rank;
 }
 
+/* A test of 2 ranks that takes no arguments: its rank; else its usage
+ * ("usage: partita-test-PROGRAM") and exit. */
+static inline int ptest_pair_rank_no_args(const char *name, const char *program, int argc)
+{
+    int rank = ptest_pair_rank(name);
+    if (argc != 1) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "usage: partita-test-%s", program);
+        ptest_usage(msg);
+    }
+    return rank;
+}
+
 /* 1 when req is a partita request: the interposer took the call (looked up
  * at run time, so a test also works when partita is preloaded). */
 /* PARTITA_TEST_NATIVE=1: the MPI library's own partitioned implementation is

@@ -64,6 +64,27 @@ static inline void ptest_recv_start(unsigned char *buf, size_t total, int parts,
     OK(MPI_Start(req));
 }
 
+/* The timer policy's request pair of total bytes in parts partitions, rank 0
+ * sending (its buffer filled) to rank 1; transport: the partita_transport
+ * info key, or NULL for the default. */
+static inline void ptest_timer_pair(unsigned char *buf, size_t total, int parts, int tag, int rank,
+                                    const char *transport, MPI_Request *req)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "partita_policy", "timer");
+    if (transport)
+        MPI_Info_set(info, "partita_transport", transport);
+    int count = (int)(total / (size_t)parts);
+    if (rank == 0) {
+        ptest_fill(buf, total, tag);
+        OK(MPI_Psend_init(buf, parts, count, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, req));
+    } else {
+        OK(MPI_Precv_init(buf, parts, count, MPI_BYTE, 0, tag, MPI_COMM_WORLD, info, req));
+    }
+    MPI_Info_free(&info);
+}
+
 /* Rank 1, after the round: every byte as rank 0 filled it. */
 static inline void ptest_check_bytes(const unsigned char *buf, size_t total, int tag, const char *what)
 {

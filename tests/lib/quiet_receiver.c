@@ -94,21 +94,11 @@ static window_count round_once(int rank, MPI_Request req, unsigned char *buf, in
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank = ptest_pair_rank("quiet-receiver");
-    if (argc != 1)
-        ptest_usage("usage: partita-test-quiet_receiver");
+    int rank = ptest_pair_rank_no_args("quiet-receiver", "quiet_receiver", argc);
     static unsigned char buf[TOTAL];
     const int tag = 9;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "partita_policy", "timer");
     MPI_Request req;
-    if (rank == 0) {
-        ptest_fill(buf, TOTAL, tag);
-        OK(MPI_Psend_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
-    } else {
-        OK(MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 0, tag, MPI_COMM_WORLD, info, &req));
-    }
+    ptest_timer_pair(buf, TOTAL, PARTS, tag, rank, NULL, &req);
     long long beyond[2] = {0, 0}; /* waits beyond what the polling thread's time off its core allows */
     int again = 1;
     for (int w = 0; w < 2 && again; w++) {
@@ -134,6 +124,5 @@ int main(int argc, char **argv)
         CHECK(short_waits + long_waits > 0, "no progress thread ran (PARTITA_PROGRESS_THREAD=1 expected)");
     }
     OK(MPI_Request_free(&req));
-    MPI_Info_free(&info);
     return ptest_finish("quiet-receiver");
 }

@@ -54,22 +54,11 @@ int main(int argc, char **argv)
     if (ptest_builtin_loggp("quiet-sender", &params, loggp, sizeof loggp))
         return 1;
     MPI_Init(&argc, &argv);
-    int rank = ptest_pair_rank("quiet-sender");
-    if (argc != 1)
-        ptest_usage("usage: partita-test-quiet_sender");
+    int rank = ptest_pair_rank_no_args("quiet-sender", "quiet_sender", argc);
     static unsigned char buf[TOTAL];
     const int tag = 11;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "partita_policy", "timer");
-    MPI_Info_set(info, "partita_transport", "mpi");
     MPI_Request req;
-    if (rank == 0) {
-        ptest_fill(buf, TOTAL, tag);
-        OK(MPI_Psend_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 1, tag, MPI_COMM_WORLD, info, &req));
-    } else {
-        OK(MPI_Precv_init(buf, PARTS, TOTAL / PARTS, MPI_BYTE, 0, tag, MPI_COMM_WORLD, info, &req));
-    }
+    ptest_timer_pair(buf, TOTAL, PARTS, tag, rank, "mpi", &req);
     long long waits[2] = { -1, -1 };
     int again = 1;
     for (int w = 0; w < 2 && again; w++) {
@@ -102,7 +91,6 @@ int main(int argc, char **argv)
               waits[0], waits[1], WINDOW_MS, MIN_WAITS);
     }
     OK(MPI_Request_free(&req));
-    MPI_Info_free(&info);
     ptest_builtin_loggp_remove(loggp);
     return ptest_finish("quiet-sender");
 }
