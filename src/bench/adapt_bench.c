@@ -364,33 +364,32 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
     return stamp;
 }
 
-/* The typical pause of each implementation of a case under a laggard (ns,
- * into ref[n]): the smaller of its own median pause (marks.resume -
- * marks.paused over the measured rounds) and the median of the case's
- * implementations' median pauses; scratch holds max(rounds, n) doubles.
- * t_resume charges a round its pause beyond this (by more than
- * PAUSE_JITTER_NS): an implementation whose
- * threads kept the marking thread off its core in some rounds lives a longer
- * pause there, in which its early half's messages move on, and t_late
- * credits it for that (docs/metrics.md). */
 /* A pause this much longer than typical is charged to t_resume (beyond it):
  * the pauses' own jitter, 1-3 us between quartiles on the 2-core VM, stays
  * under it, so a round that kept its core costs what its t_late says. */
 #define PAUSE_JITTER_NS 10000.0
 
+/* The typical pause of each implementation of a case under a laggard (ns,
+ * into ref[n]): the smaller of its own median pause (marks.resume -
+ * marks.paused over the measured rounds) and the median of the case's
+ * implementations' median pauses; scratch holds `rounds` doubles. t_resume
+ * charges a round its pause beyond this (by more than PAUSE_JITTER_NS): an
+ * implementation whose threads kept the marking thread off its core in some
+ * rounds lives a longer pause there, in which its early half's messages move
+ * on, and t_late credits it for that (docs/metrics.md). */
 static void typical_pauses_ns(const marks *mk, int n, int total, int warmup, int rounds, double *scratch, double *ref)
 {
+    double medians[MAX_IMPLS];
     for (int k = 0; k < n; k++) {
         for (int r = 0; r < rounds; r++) {
             const marks *x = &mk[(size_t)k * total + warmup + r];
             scratch[r] = (double)(x->resume - x->paused);
         }
         pt_sort_doubles(scratch, (size_t)rounds);
-        ref[k] = pt_quantile_sorted(scratch, (size_t)rounds, 0.5);
+        ref[k] = medians[k] = pt_quantile_sorted(scratch, (size_t)rounds, 0.5);
     }
-    memcpy(scratch, ref, (size_t)n * sizeof *ref);
-    pt_sort_doubles(scratch, (size_t)n);
-    double across = pt_quantile_sorted(scratch, (size_t)n, 0.5);
+    pt_sort_doubles(medians, (size_t)n);
+    double across = pt_quantile_sorted(medians, (size_t)n, 0.5);
     for (int k = 0; k < n; k++)
         if (ref[k] > across)
             ref[k] = across;
@@ -405,7 +404,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
     marks *mk = malloc((size_t)n * (size_t)total * sizeof *mk);
     unsigned char *seen = malloc((size_t)parts);
     double *t_part = malloc((size_t)o->rounds * sizeof *t_part), *t_last = malloc((size_t)o->rounds * sizeof *t_last);
-    size_t per_round = (size_t)(o->rounds > MAX_IMPLS ? o->rounds : MAX_IMPLS) * sizeof(double);
+    size_t per_round = (size_t)o->rounds * sizeof(double);
     double *t_late = malloc(per_round), *t_pause = malloc(per_round), *t_resume = malloc(per_round);
     /* every rank learns of a rank that is short of memory: none waits for it */
     pt_check_all(&ctx, !stamps || !peer || !mk || !seen || !t_part || !t_last || !t_late || !t_pause || !t_resume,
@@ -465,8 +464,9 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         MPI_Send(stamps, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
     else
         MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int lag = o->laggard_us > 0;
     double pause_ref_ns[MAX_IMPLS] = { 0 };
-    if (rank == 0)
+    if (rank == 0 && lag)
         typical_pauses_ns(mk, n, total, o->warmup, o->rounds, t_pause, pause_ref_ns);
     for (int k = 0; k < n; k++) {
         const impl *m = &o->impls[k];
@@ -478,12 +478,13 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
                 size_t at = (size_t)k * total + o->warmup + r;
                 t_part[r] = (double)(peer[at] - mk[at].first) / 1e3;
                 t_last[r] = (double)(peer[at] - stamps[at]) / 1e3;
+                if (!lag)
+                    continue;
                 t_late[r] = (double)(peer[at] - mk[at].resume) / 1e3;
                 t_pause[r] = (double)(mk[at].resume - mk[at].paused) / 1e3;
-                double excess = (double)(mk[at].resume - mk[at].paused) - pause_ref_ns[k] - PAUSE_JITTER_NS;
-                t_resume[r] = t_late[r] + (excess > 0 ? excess / 1e3 : 0);
+                double excess = t_pause[r] - (pause_ref_ns[k] + PAUSE_JITTER_NS) / 1e3;
+                t_resume[r] = t_late[r] + (excess > 0 ? excess : 0);
             }
-            int lag = o->laggard_us > 0;
             ab_output_case(out, &(ab_case){ bytes, parts, m->name, why, t_part, t_last, lag ? t_late : NULL,
                                             lag ? t_pause : NULL, lag ? t_resume : NULL, o->rounds });
         }
