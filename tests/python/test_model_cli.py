@@ -178,3 +178,35 @@ def test_validate_json_whose_folder_is_missing_is_refused_before_measuring(tmp_p
     out, err = capsys.readouterr()
     assert rc == 2 and measured == [] and out == "", (out, err)
     assert err == f"partita model: error: --json {target}: the folder {target.parent} {why}\n", err
+
+
+def test_the_defaults_the_help_states_are_the_ones_applied(monkeypatch, capsys):
+    """Each mode's defaults are stated once: the help quotes them, a run without options uses them."""
+    from partita import cli
+
+    help_text = run_cli("model", "--help").stdout
+    help_text = " ".join(help_text.split())  # argparse wraps it
+    for said in ("(default 1K:256M; with --validate 16K:256K)", "(default 32; with --validate 4,8)",
+                 "(default laggard)", "(default 4000)", "(default 50,500)", "default 2,", "(default 30)",
+                 "(default 0.5,"):
+        assert said in help_text, said
+    r = run_cli("model")
+    assert r.returncode == 0, r.stderr
+    assert "for 32 user partitions, one partition 4000 us late:" in r.stdout
+    sizes = [line.split()[0] for line in r.stdout.split("gain vs bulk")[1].strip().splitlines()]
+    assert sizes[1] == "1KiB" and sizes[-1] == "256MiB", sizes  # (sizes[0]: the header's last word)
+
+    measured = []
+
+    def fake_run(build, impl, pattern, P, lo, hi, iters, warm):
+        measured.append((pattern, P, lo, hi, iters))
+        return {m: {"t_part_us": {"summary": {"median": 10.0}}, "t_last_us": {"summary": {"median": 5.0}}}
+                for m in (lo, hi)}
+
+    monkeypatch.setattr(validation, "run_cases", fake_run)
+    assert cli.main(["model", "--validate"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert {m[1] for m in measured} == {4, 8} and {(m[2], m[3]) for m in measured} == {(16384, 262144)}
+    assert {m[4] for m in measured} == {30}
+    assert "measured 0.5-quantile" in out
+    assert {(m[0].delay_us, m[0].threads) for m in measured if m[0].name == "laggard"} == {(50.0, 2), (500.0, 2)}

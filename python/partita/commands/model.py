@@ -17,6 +17,13 @@ from ..model.tables import format_choices, optimal_choices, plot, table1_ranges
 
 PROG = "partita model"
 
+# Each mode's defaults, said once: the help text quotes them and apply_defaults
+# fills them in. (None in argparse means "not given", which check_mode_options
+# needs to refuse an option of the other mode.)
+TABLE_DEFAULTS = {"message_size": "1K:256M", "partitions": "32", "pattern": "laggard", "delay": 4000.0}
+VALIDATE_DEFAULTS = {"message_size": "16K:256K", "partitions": "4,8", "delays": "50,500", "threads": 2,
+                     "iterations": 30, "quantile": 0.5}
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -30,21 +37,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--params", type=Path, help="partita.loggp/1 file (default: $PARTITA_LOGGP, the standard "
                    "place written by `partita loggp`, else built-in defaults)")
-    p.add_argument("-m", "--message-size", help="MIN:MAX powers of two (default 1K:256M; with --validate 16K:256K)")
-    p.add_argument("-p", "--partitions", help="user partitions (default 32; with --validate 4,8)")
+    p.add_argument("-m", "--message-size", help=f"MIN:MAX powers of two (default {TABLE_DEFAULTS['message_size']}; with --validate "
+                   f"{VALIDATE_DEFAULTS['message_size']})")
+    p.add_argument("-p", "--partitions", help=f"user partitions (default {TABLE_DEFAULTS['partitions']}; with --validate "
+                   f"{VALIDATE_DEFAULTS['partitions']})")
     p.add_argument("--pattern", choices=["laggard", "all", "uniform"],
-                   help="arrival pattern of the table: one late partition, all at once, or spread evenly")
-    p.add_argument("--delay", type=float, help="laggard delay / spread window in us (default 4000)")
+                   help="arrival pattern of the table: one late partition, all at once, or spread evenly "
+                   f"(default {TABLE_DEFAULTS['pattern']})")
+    p.add_argument("--delay", type=float, help=f"laggard delay / spread window in us (default {TABLE_DEFAULTS['delay']:g})")
     p.add_argument("--plot", type=Path, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
     p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
-    p.add_argument("--delays", help="--validate: laggard delays in us (default 50,500)")
+    p.add_argument("--delays", help=f"--validate: laggard delays in us (default {VALIDATE_DEFAULTS['delays']})")
     p.add_argument("--threads", type=int,
                    help="--validate: sender threads of the laggard runs; thread 0's partitions are late "
-                   "(0: one thread per partition; default 2, fewer threads than cores keep the scheduler out)")
-    p.add_argument("-i", "--iterations", type=int, help="--validate: iterations per case (default 30)")
+                   f"(0: one thread per partition; default {VALIDATE_DEFAULTS['threads']}, fewer threads than cores keep the scheduler "
+                   "out)")
+    p.add_argument("-i", "--iterations", type=int, help=f"--validate: iterations per case (default {VALIDATE_DEFAULTS['iterations']})")
     p.add_argument("--quantile", type=float,
-                   help="--validate: quantile of the measured iterations compared with the model (default 0.5, the "
-                   "median; e.g. 0.1 on a busy machine, where other processes only ever add time)")
+                   help="--validate: quantile of the measured iterations compared with the model (default "
+                   f"{VALIDATE_DEFAULTS['quantile']:g}, the median; e.g. 0.1 on a busy machine, where other processes only ever "
+                   "add time)")
     p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here (its "
                    "folder must exist: checked before measuring)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
@@ -57,12 +69,11 @@ def main(args: argparse.Namespace) -> int:
         library(build.lib_dir if build else None)
         params = load_params(args.params, PROG)
         check_mode_options(args)
+        apply_defaults(args, VALIDATE_DEFAULTS if args.validate else TABLE_DEFAULTS)
         if args.validate:
             return validate_main(args, build, params)
-        rng = parse_size_range(args.message_size or "1K:256M")
-        parts = parse_int_list(args.partitions or "32", "--partitions")
-        args.pattern = args.pattern or "laggard"
-        args.delay = 4000.0 if args.delay is None else args.delay
+        rng = parse_size_range(args.message_size)
+        parts = parse_int_list(args.partitions, "--partitions")
         if not args.delay >= 0 or args.delay == float("inf"):
             raise ValueError("--delay must be a finite number >= 0")
     except (ValueError, ModelError, LaunchError) as e:
@@ -109,14 +120,17 @@ def check_mode_options(args: argparse.Namespace) -> None:
                          "--delay and --plot)")
 
 
+def apply_defaults(args: argparse.Namespace, defaults: dict) -> None:
+    for dest, default in defaults.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+
+
 def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
     from ..model.validate import as_json, format_cases, summary, validate
 
-    for dest, default in (("delays", "50,500"), ("threads", 2), ("iterations", 30), ("quantile", 0.5)):
-        if getattr(args, dest) is None:
-            setattr(args, dest, default)
-    rng = parse_size_range(args.message_size or "16K:256K")
-    parts = parse_int_list(args.partitions or "4,8", "--partitions", minimum=2)
+    rng = parse_size_range(args.message_size)
+    parts = parse_int_list(args.partitions, "--partitions", minimum=2)
     delays = parse_float_list(args.delays, "--delays")
     if args.iterations < 3:
         raise ValueError("--iterations must be at least 3")
