@@ -120,10 +120,12 @@ def test_run_with_out_in_an_unwritable_place(tmp_path, build_dir):
     assert_clean_error(p, "run", 2, str(blocker / "results"))
 
 
-@pytest.mark.parametrize("impl", ["bogus", "partita:", "native,partita", ","])
-def test_run_with_a_bad_implementation(tmp_path, build_dir, impl):
+@pytest.mark.parametrize("impl, why", [("bogus", "implementation"), ("partita:", "implementation"),
+                                       ("native,partita", "implementation"), (",", "--impl has an empty entry"),
+                                       ("native,,partita:none", "--impl has an empty entry (got 'native,,partita:none')")])
+def test_run_with_a_bad_implementation(tmp_path, build_dir, impl, why):
     p = run_cli("run", "--build", build_dir, "--out", str(tmp_path), "--impl", impl)
-    assert_clean_error(p, "run", 2, "implementation")
+    assert_clean_error(p, "run", 2, why)
     assert not any(tmp_path.iterdir())
 
 

@@ -31,6 +31,9 @@ def test_model_uses_the_given_parameter_file(tmp_path):
     (["--params", "/nonexistent/loggp.json"], "/nonexistent/loggp.json"),
     (["-m", "3:8"], "powers of two"),
     (["-p", "0"], "--partitions"),
+    (["-p", "4,,8"], "--partitions has an empty entry (got '4,,8')"),
+    (["-p", "4,"], "--partitions has an empty entry"),
+    (["--validate", "--delays", "50,,500"], "--delays has an empty entry"),
     (["--delay", "-5"], "--delay"),
 ])
 def test_model_bad_input(args, why):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import cluster
+from ..option_lists import list_entries
 from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_rank_count, parse_impl
 from ..report import explain_run
 from ..runner import results_folder, run_suite
@@ -59,10 +60,12 @@ def main(args: argparse.Namespace) -> int:
         if getattr(args, opt) is not None and getattr(args, opt) < 1:
             print(f"partita run: error: --{opt} must be at least 1", file=sys.stderr)
             return 2
-    impls = [s.strip() for s in args.impl.split(",") if s.strip()] if args.impl is not None else None
     try:
-        if impls is not None and not impls:
-            raise LaunchError("--impl names no implementation")
+        impls = [s.strip() for s in list_entries(args.impl, "--impl")] if args.impl is not None else None
+    except ValueError as e:
+        print(f"partita run: error: {e}", file=sys.stderr)
+        return 2
+    try:
         for impl in impls or []:
             parse_impl(impl)
         if args.cluster and args.launcher:

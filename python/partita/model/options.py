@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from ..option_lists import list_entries
 from .native import ModelError, Params, default_params_path
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -46,8 +47,9 @@ def sizes_in(rng: tuple[int, int]) -> list[int]:
 
 
 def parse_int_list(text: str, what: str, minimum: int = 1, maximum: int = MAX_PARTITIONS) -> list[int]:
+    entries = list_entries(text, what)
     try:
-        vals = [int(v) for v in text.split(",") if v.strip()]
+        vals = [int(v) for v in entries]
     except ValueError:
         raise ValueError(f"{what} must be a comma-separated list of whole numbers (got '{text}')") from None
     if not vals or any(not minimum <= v <= maximum for v in vals):
@@ -56,8 +58,9 @@ def parse_int_list(text: str, what: str, minimum: int = 1, maximum: int = MAX_PA
 
 
 def parse_float_list(text: str, what: str) -> list[float]:
+    entries = list_entries(text, what)
     try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
+        vals = [float(v) for v in entries]
     except ValueError:
         raise ValueError(f"{what} must be a comma-separated list of numbers (got '{text}')") from None
     if not vals or any(not v >= 0 or v == float("inf") for v in vals):
