@@ -217,3 +217,23 @@ def test_a_suites_loggp_run_feeds_the_model_figure(tmp_path):
     assert "loggp-native.json" in unescape(out.read_text())   # the model figure names its parameters
     p = run_cli("summary", str(folder), "--all")
     assert p.returncode == 0 and "LogGP parameters in" in p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("lo, hi, labels", [
+    (0.45, 3.2, ["0.5", "1", "2", "3"]),            # an overhead ratio: once only "10^0" was labelled
+    (2.5, 35.0, ["3", "5", "10", "20", "30"]),
+    (0.3, 12.0, ["0.5", "1", "2", "5", "10"]),
+    (0.005, 2000.0, ["0.01", "0.1", "1", "10", "100", "1000"]),  # many decades: powers of ten only
+])
+def test_log_value_axes_are_labelled_with_plain_numbers(lo, hi, labels):
+    from partita.report.figures.common import log_value_axis, panels, pyplot
+
+    fig, axes = panels(2, sharey=True)
+    axes[0].plot([1, 2], [lo, hi])
+    axes[1].plot([1, 2], [lo * 1.1, hi / 1.1])  # a shared axis: the panels' data together set it
+    log_value_axis(axes)
+    fig.canvas.draw()
+    bottom, top = axes[0].get_ylim()
+    shown = [t.get_text() for t, v in zip(axes[0].get_yticklabels(), axes[0].get_yticks()) if bottom <= v <= top]
+    assert shown == labels, shown
+    pyplot().close(fig)

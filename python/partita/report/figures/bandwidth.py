@@ -5,7 +5,7 @@ noise/compute, network-native study Fig. 9 per policy)."""
 from __future__ import annotations
 
 from ... import findings
-from .common import finish, impl_lines, p2p_runs, panels, png, size_axis, values
+from .common import finish, impl_lines, log_value_axis, p2p_runs, panels, png, size_axis, values
 
 TITLE = "Perceived bandwidth"
 SHORT = "perceived bandwidth"
@@ -29,8 +29,8 @@ def draw(g) -> bytes:
         if ref:
             ax.plot([r[0] for r in ref], [r[1] for r in ref], linestyle=":", color="black", linewidth=1.5,
                     label="one send")
-        ax.set_yscale("log")
         size_axis(ax, values(g.by_impl, "bytes"))
         finish(ax, "message size", "perceived bandwidth (GB/s)" if ax is axes[0] else "",
                f"{p} partition{'s' if p != 1 else ''}", legend=False)
+    log_value_axis(axes)
     return png(fig, legend_from=axes)

@@ -58,6 +58,23 @@ def size_axis(ax, sizes):
     ax.minorticks_off()
 
 
+def log_value_axis(axes) -> None:
+    """A log y axis (shared by axes, or each its own) labelled with plain numbers: 0.5, 1, 2, 5 ...
+    Matplotlib labels only the powers of ten, so a ratio between 0.5 and 3 showed one label, 10^0,
+    and a reader could not read a value off it. The ticks are denser when the data span less:
+    1-2-3-5 within about a decade and a half, 1-2-5 within three, the powers of ten beyond."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    for ax in axes:
+        ax.set_yscale("log")
+    for ax in axes:
+        lo, hi = ax.get_ylim()
+        decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+        subs = (1.0, 2.0, 3.0, 5.0) if decades <= 1.5 else (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+
+
 def finish(ax, xlabel: str, ylabel: str, title: str | None = None, legend: bool = True):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -4,7 +4,7 @@ implementation for psend), one panel per marking scheme (Open MPI study Fig. 3-6
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, panels, png, size_axis
+from .common import ci_line, finish, log_value_axis, panels, png, size_axis
 
 TITLE = "Send mechanisms: effective bandwidth"
 SHORT = "mechanisms"
@@ -28,8 +28,8 @@ def draw(g) -> bytes:
             pts = sorted((k[0], s) for k, s in rows.items() if (k[1], k[2]) == (scheme, threads))
             if pts:
                 ci_line(ax, [p[0] for p in pts], [p[1] for p in pts], name, scale=1000)   # GB/s
-        ax.set_yscale("log")
         size_axis(ax, sizes)
         finish(ax, "partition size", "effective bandwidth (GB/s)" if ax is axes[0] else "",
                f"{scheme} marking" + (f", {threads} threads" if threads and threads > 1 else ""), legend=False)
+    log_value_axis(axes)
     return png(fig, legend_from=axes)

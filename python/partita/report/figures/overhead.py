@@ -4,7 +4,7 @@ implementation, 95% CIs as error bars (ICPP'22 Fig. 4)."""
 from __future__ import annotations
 
 from ... import findings
-from .common import ci_line, finish, p2p_runs, panels, png, series, size_axis, values
+from .common import ci_line, finish, log_value_axis, p2p_runs, panels, png, series, size_axis, values
 
 TITLE = "Overhead of partitioned over one send"
 SHORT = "overhead"
@@ -26,7 +26,7 @@ def draw(g) -> bytes:
             if xs:
                 ci_line(ax, xs, ss, f"{p} partition{'s' if p != 1 else ''}")
         ax.axhline(1.0, color="grey", linestyle=":", linewidth=1, label="one send")
-        ax.set_yscale("log")
         size_axis(ax, values(g.by_impl, "bytes"))
         finish(ax, "total message size", "overhead (t_part / t_pt2pt)" if ax is axes[0] else "", label, legend=False)
+    log_value_axis(axes)
     return png(fig, legend_from=axes)
