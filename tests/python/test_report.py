@@ -237,3 +237,16 @@ def test_log_value_axes_are_labelled_with_plain_numbers(lo, hi, labels):
     shown = [t.get_text() for t, v in zip(axes[0].get_yticklabels(), axes[0].get_yticks()) if bottom <= v <= top]
     assert shown == labels, shown
     pyplot().close(fig)
+
+
+def test_count_axes_are_labelled_with_the_counts():
+    from partita.figure_axes import count_axis
+    from partita.report.figures.common import panels, pyplot
+
+    fig, axes = panels(1)
+    axes[0].plot([1, 2, 4, 8, 16, 32], [1, 0.9, 0.8, 0.7, 0.65, 0.6])
+    count_axis(axes[0], [1, 2, 4, 8, 16, 32])
+    fig.canvas.draw()
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["1", "2", "4", "8", "16", "32"]
+    assert list(axes[0].xaxis.get_minorticklocs()) == []
+    pyplot().close(fig)

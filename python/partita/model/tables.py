@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..figure_axes import count_axis, log_value_axis, size_axis
 from ..figure_file import save_figure
 from .native import Params, fmt_bytes
 
@@ -92,24 +93,24 @@ def plot(params: Params, sizes: list[int], user_parts: int, pattern: str, delay_
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.8))
     for t in counts:
         a.plot(sizes, [params.grouped_us(m, user_parts, t, ready) - last for m in sizes], marker=".",
-               label=f"{t} transport")
-    a.set_xscale("log", base=2)
-    a.set_yscale("log")
-    a.set_xlabel("message size (bytes)")
+               label=f"{t} message{'s' if t != 1 else ''}")
+    size_axis(a, sizes)
+    log_value_axis([a])
+    a.set_xlabel("message size")
     a.set_ylabel("modelled time after the last Pready (us)")
     a.set_title(f"PLogGP: {user_parts} user partitions, {pattern}" + (f" {delay_us:g} us" if pattern != "all" else ""))
-    a.legend(fontsize=8)
-    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=8, title="transport partitions", title_fontsize=8)
+    a.grid(True, which="major", alpha=0.3)
     picks = sizes[:: max(1, len(sizes) // 5)]
     for m in picks:
         base = params.grouped_us(m, user_parts, 1, ready)
         b.plot(counts, [params.grouped_us(m, user_parts, t, ready) / base for t in counts], marker="o",
                label=fmt_bytes(m))
-    b.set_xscale("log", base=2)
+    count_axis(b, counts)
     b.set_xlabel("transport partitions")
     b.set_ylabel("modelled completion time / one message")
     b.set_title("completion time against the transport count")
-    b.legend(fontsize=8)
+    b.legend(fontsize=8, title="message size", title_fontsize=8)
     b.grid(True, which="both", alpha=0.3)
     fig.text(0.01, 0.01, f"parameters: {params.source}", fontsize=7, alpha=0.7)
     fig.tight_layout(rect=(0, 0.03, 1, 1))

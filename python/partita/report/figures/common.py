@@ -7,6 +7,8 @@ import io
 import math
 from dataclasses import dataclass, field
 
+from ...figure_axes import log_value_axis, size_axis  # noqa: F401 (the figure families take them from here)
+
 
 @dataclass
 class Figure:
@@ -44,35 +46,6 @@ def ci_line(ax, xs, summaries, label, scale: float = 1.0, **kw):
     lo = [max(0.0, m - s["ci95_lo"] / scale) if s.get("ci95_lo") is not None else 0.0 for m, s in zip(med, summaries)]
     hi = [max(0.0, s["ci95_hi"] / scale - m) if s.get("ci95_hi") is not None else 0.0 for m, s in zip(med, summaries)]
     ax.errorbar(xs, med, yerr=[lo, hi], label=label, marker="o", markersize=3.5, capsize=2.5, linewidth=1.3, **kw)
-
-
-def size_axis(ax, sizes):
-    """A log2 axis of message sizes labelled 1K, 64K, 1M ..."""
-    from ...model.native import fmt_bytes
-    ax.set_xscale("log", base=2)
-    ticks = sorted(set(sizes))
-    if len(ticks) > 8:
-        ticks = ticks[:: math.ceil(len(ticks) / 8)]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([fmt_bytes(int(t)).replace("iB", "") for t in ticks], fontsize=8)
-    ax.minorticks_off()
-
-
-def log_value_axis(axes) -> None:
-    """A log y axis (shared by axes, or each its own) labelled with plain numbers: 0.5, 1, 2, 5 ...
-    Matplotlib labels only the powers of ten, so a ratio between 0.5 and 3 showed one label, 10^0,
-    and a reader could not read a value off it. The ticks are denser when the data span less:
-    1-2-3-5 within about a decade and a half, 1-2-5 within three, the powers of ten beyond."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
-    for ax in axes:
-        ax.set_yscale("log")
-    for ax in axes:
-        lo, hi = ax.get_ylim()
-        decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
-        subs = (1.0, 2.0, 3.0, 5.0) if decades <= 1.5 else (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        ax.yaxis.set_minor_locator(NullLocator())
 
 
 def finish(ax, xlabel: str, ylabel: str, title: str | None = None, legend: bool = True):
