@@ -8,7 +8,7 @@ import pytest
 from trace_helpers import rank_doc, recv_request, send_request, write_trace
 
 from partita.trace.perfetto import write_perfetto
-from partita.trace.plot import plot_arrivals
+from partita.trace.plot import estimated_bandwidth, plot_arrivals
 from partita.trace.reader import load_trace
 
 P, ROUNDS = 4, 3
@@ -95,3 +95,19 @@ def test_plot_rejects_an_unknown_request(tmp_path):
 def test_plot_without_a_suffix_returns_the_file_written(tmp_path):
     out = plot_arrivals(synthetic(tmp_path), tmp_path / "arrivals")
     assert out == tmp_path / "arrivals.png" and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_estimated_bandwidth_comes_from_each_rounds_last_partition(tmp_path):
+    """An aggregated message: every partition arrives 2 us after the last one is marked, the first
+    three 100 us before that. Only the last one's time says how fast the bytes move."""
+    sends, recvs = [], []
+    for r in range(ROUNDS):
+        start = 1_000_000 * (r + 1)
+        ready = [start + 1_000, start + 1_100, start + 1_200, start + 101_200]
+        arrived = [max(ready) + 2_000] * P
+        sends.append((start, ready, [0] * P, max(ready) + 3_000))
+        recvs.append((start, arrived, max(ready) + 3_000))
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends)]), rank_doc(1, 2, [recv_request(0, 0, 5, recvs)])]
+    trace = load_trace(write_trace(tmp_path / "trace", docs))
+    part_bytes = trace.pairs()[0][0].partition_bytes
+    assert estimated_bandwidth(trace) == pytest.approx(part_bytes / 2e-6)
