@@ -59,6 +59,7 @@ def test_model_gap_is_relative_to_the_best(monkeypatch):
 
 @pytest.mark.parametrize("args, why", [
     (["-p", "1"], "--partitions"),
+    (["-p", "4,,8"], "--partitions has an empty entry"),
     (["-m", "5:8"], "powers of two"),
     (["--screen", "1"], "--screen"),
     (["--delay", "inf"], "--delay"),
