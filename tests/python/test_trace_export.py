@@ -8,7 +8,7 @@ import pytest
 from trace_helpers import rank_doc, recv_request, send_request, write_trace
 
 from partita.trace.perfetto import write_perfetto
-from partita.trace.plot import estimated_bandwidth, plot_arrivals
+from partita.trace.plot import arrival_figure, estimated_bandwidth, plot_arrivals
 from partita.trace.reader import load_trace
 
 P, ROUNDS = 4, 3
@@ -111,3 +111,17 @@ def test_the_estimated_bandwidth_comes_from_each_rounds_last_partition(tmp_path)
     trace = load_trace(write_trace(tmp_path / "trace", docs))
     part_bytes = trace.pairs()[0][0].partition_bytes
     assert estimated_bandwidth(trace) == pytest.approx(part_bytes / 2e-6)
+
+
+@pytest.mark.parametrize("parts, height", [(4, 0.8), (64, 1.0)])
+def test_bars_of_many_partitions_touch(tmp_path, parts, height):
+    """With gaps, 64 partitions' bars aliased into stripes that hid the data."""
+    import matplotlib.pyplot as plt
+
+    sends = [(1_000_000, [1_001_000 + 100 * p for p in range(parts)], [0] * parts, 1_100_000)]
+    recvs = [(1_000_000, [1_050_000] * parts, 1_100_000)]
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends)]), rank_doc(1, 2, [recv_request(0, 0, 5, recvs)])]
+    fig = arrival_figure(load_trace(write_trace(tmp_path / "trace", docs)))
+    bars = fig.axes[0].patches
+    assert len(bars) == 2 * parts and {round(b.get_height(), 6) for b in bars} == {height}
+    plt.close(fig)
