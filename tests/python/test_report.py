@@ -251,3 +251,17 @@ def test_count_axes_are_labelled_with_the_counts():
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["1", "2", "4", "8", "16", "32"]
     assert list(axes[0].xaxis.get_minorticklocs()) == []
     pyplot().close(fig)
+
+
+def test_report_makes_its_folder_but_not_for_a_bad_input(tmp_path):
+    folder = every_family(tmp_path / "r")
+    out = tmp_path / "new" / "deeper" / "report.html"
+    p = run_cli("report", str(folder), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    never = tmp_path / "never" / "report.html"
+    p = run_cli("report", str(empty), "-o", str(never))
+    assert p.returncode == 2 and "manifest.json" in p.stderr
+    assert not never.parent.exists()

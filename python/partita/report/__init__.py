@@ -36,6 +36,9 @@ def write_report(folders: list[Path], out: Path, trace: Path | None = None):
                               f"trace folder {trace.name}", png, short="trace"))
     h = headline(runs, figures)
     try:
+        # its folder is made once the report exists to be written, as `partita tune -o` and
+        # `trace --out` make theirs; a bad input has left nothing behind by then
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(page(runs, h, figures))
     except OSError as e:
         raise ReportError(f"cannot write {out}: {e}") from e
