@@ -37,6 +37,11 @@ def _origin(trace: Trace) -> int:
     return min(starts + [r.init_ns for r in trace.ranks])
 
 
+def round_arrivals(recv: Request | None, i: int) -> list | None:
+    """The receiver's first MPI_Parrived == true per partition in round i, if it recorded the round."""
+    return recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
+
+
 def arrival_of(send: Request, recv: Request | None, arrived: list | None, p: int) -> int | None:
     """When send partition p arrived: the first MPI_Parrived == true of the receive
     partition holding its last byte (the partition counts of the two sides may differ)."""
@@ -50,11 +55,11 @@ def _partition_slices(send: Request, recv: Request | None) -> list[dict]:
     """(thread, start, end, name, args, laggard) of every marked partition of a send request."""
     out = []
     for i, rd in enumerate(send.rounds):
-        marked = [(t, p) for p, t in enumerate(rd.ready_ns or []) if t is not None]
+        marked = rd.marked()
         if not marked:
             continue
         laggard = max(marked)[1]
-        arrived = recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
+        arrived = round_arrivals(recv, i)
         for t, p in marked:
             end = arrival_of(send, recv, arrived, p)
             known = end is not None and end >= t

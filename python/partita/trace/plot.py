@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 
 from partita.figure_file import save_figure
-from partita.trace.perfetto import arrival_of
+from partita.trace.perfetto import arrival_of, round_arrivals
 from partita.trace.reader import Request, Trace
 
 COMPUTE_COLOUR = "tab:green"
@@ -39,12 +39,11 @@ def estimated_bandwidth(trace: Trace) -> float | None:
     rates = []
     for send, recv in trace.pairs():
         for i, rd in enumerate(send.rounds):
-            marked = [(t, p) for p, t in enumerate(rd.ready_ns or []) if t is not None]
+            marked = rd.marked()
             if not marked:
                 continue
             t, p = max(marked)
-            arrived = recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
-            a = arrival_of(send, recv, arrived, p)
+            a = arrival_of(send, recv, round_arrivals(recv, i), p)
             if a is not None and a > t:
                 rates.append(send.partition_bytes / ((a - t) / 1e9))
     return statistics.median(rates) if rates else None
@@ -97,7 +96,7 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
             if not ready:
                 continue
             first = min(ready)
-            arrived = recv.rounds[i].arrived_ns if recv is not None and i < len(recv.rounds) else None
+            arrived = round_arrivals(recv, i)
             base = k * (P + 2)
             labels.append((base + P / 2, f"round {i}"))
             for p, t in enumerate(rd.ready_ns):

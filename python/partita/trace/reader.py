@@ -31,6 +31,10 @@ class Round:
     arrived_ns: list[int | None] | None = None    # receive requests only
     layout: tuple[int, bool] | None = None        # send, under libpartita: (messages, cut) of the round
 
+    def marked(self) -> list[tuple[int, int]]:
+        """(MPI_Pready time, partition) of each partition this send round marked."""
+        return [(t, p) for p, t in enumerate(self.ready_ns or []) if t is not None]
+
 
 @dataclass
 class Request:
