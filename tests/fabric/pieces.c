@@ -56,8 +56,9 @@ static int policy_is(const char *name)
     return policy && !strcmp(policy, name);
 }
 
-/* Whether a run of partitions of part bytes goes in pieces (up to 32). */
-static int run_fits(size_t piece, size_t part) { return piece && part > piece && part <= 32 * piece; }
+/* Whether a write of partitions of part bytes goes in pieces: it needs more
+ * than one, and at most `most` (4 for a message, 32 for a run). */
+static int in_pieces(size_t piece, size_t part, size_t most) { return piece && part > piece && part <= most * piece; }
 
 /* What the sender's writes in pieces must be after its rounds. */
 static void expect_pieced(MPI_Request req, size_t part, int parts, long late_us, int rounds)
@@ -65,7 +66,7 @@ static void expect_pieced(MPI_Request req, size_t part, int parts, long late_us,
     size_t piece;
     long pieced;
     pieces_of(req, &piece, &pieced);
-    int fits = piece && part > piece && part <= 4 * piece;
+    int fits = in_pieces(piece, part, 4);
     if (parts == 1) /* one message */
         CHECK(pieced == (fits ? rounds : 0), "1 partition of %zu bytes, pieces of %zu: %ld writes in pieces, not %d",
               part, piece, pieced, fits ? rounds : 0);
@@ -73,7 +74,7 @@ static void expect_pieced(MPI_Request req, size_t part, int parts, long late_us,
         CHECK(pieced == (fits ? (long)parts * rounds : 0),
               "none, %d partitions of %zu bytes, pieces of %zu: %ld writes in pieces, not %ld", parts, part, piece,
               pieced, fits ? (long)parts * rounds : 0L);
-    else if (policy_is("timer") && late_us && run_fits(piece, part))
+    else if (policy_is("timer") && late_us && in_pieces(piece, part, 32))
         CHECK(pieced > 0, "timer, %d partitions of %zu bytes, half late, %d rounds: no late run went in pieces of %zu",
               parts, part, rounds, piece);
 }
@@ -140,7 +141,7 @@ static int timer_run_pending(int rank, MPI_Request req, size_t part)
         size_t piece;
         long pieced;
         pieces_of(req, &piece, &pieced);
-        pending = policy_is("timer") && run_fits(piece, part) && pieced == 0;
+        pending = policy_is("timer") && in_pieces(piece, part, 32) && pieced == 0;
     }
     OK(MPI_Bcast(&pending, 1, MPI_INT, 0, MPI_COMM_WORLD));
     return pending;
