@@ -37,26 +37,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--params", type=Path, help="partita.loggp/1 file (default: $PARTITA_LOGGP, the standard "
                    "place written by `partita loggp`, else built-in defaults)")
-    p.add_argument("-m", "--message-size", help=f"MIN:MAX powers of two (default {TABLE_DEFAULTS['message_size']}; with --validate "
-                   f"{VALIDATE_DEFAULTS['message_size']})")
-    p.add_argument("-p", "--partitions", help=f"user partitions (default {TABLE_DEFAULTS['partitions']}; with --validate "
-                   f"{VALIDATE_DEFAULTS['partitions']})")
+    table, validate = TABLE_DEFAULTS, VALIDATE_DEFAULTS
+    p.add_argument("-m", "--message-size", help=f"MIN:MAX powers of two (default {table['message_size']}; "
+                   f"with --validate {validate['message_size']})")
+    p.add_argument("-p", "--partitions",
+                   help=f"user partitions (default {table['partitions']}; with --validate {validate['partitions']})")
     p.add_argument("--pattern", choices=["laggard", "all", "uniform"],
                    help="arrival pattern of the table: one late partition, all at once, or spread evenly "
-                   f"(default {TABLE_DEFAULTS['pattern']})")
-    p.add_argument("--delay", type=float, help=f"laggard delay / spread window in us (default {TABLE_DEFAULTS['delay']:g})")
+                   f"(default {table['pattern']})")
+    p.add_argument("--delay", type=float, help=f"laggard delay / spread window in us (default {table['delay']:g})")
     p.add_argument("--plot", type=Path, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
     p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
-    p.add_argument("--delays", help=f"--validate: laggard delays in us (default {VALIDATE_DEFAULTS['delays']})")
+    p.add_argument("--delays", help=f"--validate: laggard delays in us (default {validate['delays']})")
     p.add_argument("--threads", type=int,
                    help="--validate: sender threads of the laggard runs; thread 0's partitions are late "
-                   f"(0: one thread per partition; default {VALIDATE_DEFAULTS['threads']}, fewer threads than cores keep the scheduler "
-                   "out)")
-    p.add_argument("-i", "--iterations", type=int, help=f"--validate: iterations per case (default {VALIDATE_DEFAULTS['iterations']})")
+                   f"(0: one thread per partition; default {validate['threads']}, fewer threads than cores keep the "
+                   "scheduler out)")
+    p.add_argument("-i", "--iterations", type=int,
+                   help=f"--validate: iterations per case (default {validate['iterations']})")
     p.add_argument("--quantile", type=float,
                    help="--validate: quantile of the measured iterations compared with the model (default "
-                   f"{VALIDATE_DEFAULTS['quantile']:g}, the median; e.g. 0.1 on a busy machine, where other processes only ever "
-                   "add time)")
+                   f"{validate['quantile']:g}, the median; e.g. 0.1 on a busy machine, where other processes only "
+                   "ever add time)")
     p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here (its "
                    "folder must exist: checked before measuring)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
