@@ -363,6 +363,56 @@ def test_a_policy_twice_is_the_control_and_never_the_launchs_best(tmp_path):
     assert [c.key for c in control.cases if control.status(c) == "LOSES"] == [(1024, 8)]
 
 
+def test_a_plans_layout_is_read_from_its_words():
+    assert lc.layout_of("model: 9 pieces (cut), planned at init; transport mpi") == "9 pieces (cut)"
+    assert lc.layout_of("bulk: 1 message, planned at init; transport mpi") == "1 message"
+    assert lc.layout_of("fixed:4: 4 groups, planned at init; transport fabric") == "4 groups"
+    assert lc.layout_of("adaptive, round 80: layout #2 (2 groups) of #0 1 message, #1 128 pieces (cut), "
+                        "#2 2 groups; layout #2 measured best") == "2 groups"
+    assert lc.layout_of("timer, round 80: layout #0 (9 pieces (cut)) of #0 9 pieces (cut), #1 16 pieces "
+                        "(cut); the model's layout is a cut") == "9 pieces (cut)"
+    # a timer that may split sends more than its layout; no plan, or other words: unknown
+    assert lc.layout_of("timer: 1 message, planned at init; a group with no new mark for 5.0 us is split: "
+                        "its ready partitions go") is None
+    assert lc.layout_of(None) is None and lc.layout_of("none: set-up message not in yet") is None
+
+
+def with_plans(result: dict, plans: dict[str, str]) -> dict:
+    """The side-by-side result with each implementation's plan (the same for every case)."""
+    for c in result["results"]:
+        if c["case"]["impl"] in plans:
+            c["plan"] = plans[c["case"]["impl"]]
+    return result
+
+
+def test_policies_that_sent_one_layout_count_once_at_their_median(tmp_path):
+    # bulk, model and none all send one message (times 10, 11, 12 us): that layout's time in the
+    # launch is their median, 11, not the luckiest copy's 10; adaptive at 11.5 is within 10% of it
+    # (against 10 it would lose: 0.87). The timer's plan says it may split: it stands alone, and
+    # at 1 MiB in 8 it is the best (5 us), so adaptive loses there.
+    times = {"bulk": flat(10.0), "model": flat(11.0), "none": flat(12.0), "adaptive": flat(11.5),
+             "timer": flat(20.0) | {(1 << 20, 8): 5.0}}
+    plans = {"bulk": "bulk: 1 message, planned at init; transport mpi",
+             "model": "model: 1 message, planned at init; transport mpi",
+             "none": "none: 1 message, planned at init; transport mpi",
+             "timer": "timer: 1 message, planned at init; a group with no new mark for 5.0 us is split: its "
+                      "ready partitions go",
+             "adaptive": "adaptive, round 80: layout #0 (1 message) of #0 1 message, #1 2 groups; layout #0"}
+    res = with_plans(side_by_side_result(times), plans)
+    folder = write_launches(tmp_path / "q", "policies", {"native": [res] * 5})
+    a = only_check(folder, "adaptive within 10% of the best")
+    by = {c.key: c for c in a.cases}
+    small = by[(1024, 8)]
+    assert small.best_of[0] == (1, "bulk/model/none") and abs(small.median - 11 / 11.5) < 1e-9
+    assert a.status(small) == "holds"
+    assert by[(1 << 20, 8)].best_of[0] == (1, "partita:timer") and a.status(by[(1 << 20, 8)]) == "LOSES"
+    assert any("(bulk/model/none)" in cell for row in lc.table_rows(a) for cell in row)
+    # without plans (older results) each policy stands alone: the fastest copy is the bar
+    folder = write_launches(tmp_path / "old", "policies", {"native": [side_by_side_result(times)] * 5})
+    old = {c.key: c for c in only_check(folder, "adaptive within 10% of the best").cases}
+    assert old[(1024, 8)].best_of[0] == (1, "partita:bulk") and abs(old[(1024, 8)].median - 10 / 11.5) < 1e-9
+
+
 def test_a_real_side_by_side_run_gives_its_checks(build, tmp_path):
     p = run_suite_file(build, tmp_path, "sbs",
                        '[[run]]\nname = "policies"\nprogram = "partita-adapt-bench"\n'
