@@ -12,6 +12,7 @@ from trace_helpers import rank_doc, send_request, write_trace
 from partita.model import Params, library
 from partita.trace.advise import (TIE_TOLERANCE, Candidate, advice_lines, advise_case, partition_counts,
                                   predict_round, remap_ready, timer_messages)
+from partita.trace.reader import load_trace
 from partita.trace.sources import SourceError, cases_from_trace, load_cases, native_policy
 
 
@@ -111,6 +112,26 @@ def test_native_paths():
     assert native_policy("MPICH Version: 5.0.2")[0] == "bulk"
     assert native_policy("Open MPI v5.0.5, package: Open MPI")[0] == "none"
     assert native_policy(None)[0] == "none"
+
+
+def test_a_single_threads_late_partition_is_named_and_the_table_stays_aligned(tmp_path, params):
+    # one thread marks 4 partitions, partition 0 last and 200 us after the others (its first
+    # partition computed last): the advice names partition 0, not "the last partition" (which reads
+    # as partition 3), and the rows planned for the laggard, the longest, keep the columns aligned
+    us = 1000
+    rounds = [(i * 1_000_000, [i * 1_000_000 + 250 * us] + [i * 1_000_000 + (50 + u) * us for u in (1, 2, 3)],
+               [0] * 4, i * 1_000_000 + 300 * us) for i in range(20)]
+    trace = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 3, rounds)]),
+                                                    rank_doc(1, 2, [])]))
+    [case] = cases_from_trace(trace)
+    assert case.laggard_thread is None and case.laggard_partitions == [0]
+    lines = advice_lines(advise_case(params, case))
+    assert any("except partition 0, " in x and "late in 100% of rounds" in x for x in lines), lines
+    header = next(x for x in lines if "how it is sent" in x)
+    rows = [x for x in lines[lines.index(header) + 1:] if not x.startswith("   (")]
+    assert len(rows) > 4 and any("laggard" in x for x in rows)
+    col = header.index("after last Pready") + len("after last Pready")   # every row's time ends under it
+    assert all(x[:col].endswith(" µs") for x in rows), "\n".join([header] + rows)
 
 
 def test_keep_partitions_limits_the_candidates(tmp_path, params):

@@ -34,6 +34,7 @@ class Case:
     current_policy: str = "none"  # how it is sent now: a candidate policy (sources.native_policy for native MPI)
     current_note: str = "one message per partition"
     laggard_thread: int | None = None
+    laggard_partitions: list[int] = field(default_factory=list)  # the laggard's (one thread marking all: the last one)
     laggard_share: float = 0.0
     laggard_delay_us: float | None = None
     spread_others_us: float | None = None
@@ -265,7 +266,9 @@ def pattern_sentence(case: Case) -> str:
         return head
     spread = case.spread_others_us
     if has_laggard(case) and spread is not None:
-        who = f"thread {case.laggard_thread}" if case.laggard_thread is not None else "the last partition"
+        lag = case.laggard_partitions
+        who = (f"thread {case.laggard_thread}" if case.laggard_thread is not None
+               else f"partition {lag[0]}" if len(lag) == 1 else "the partition marked last")
         return (f"{head} are ready within {_us(spread)} of each other except {who}, "
                 f"{_us(case.laggard_delay_us)} late in {case.laggard_share:.0%} of rounds")
     whole = statistics.median(r.last_us for r in case.rounds)
@@ -299,11 +302,12 @@ def advice_lines(adv: Advice) -> list[str]:
     if adv.measured_now_us is not None:
         lines.append(f"   measured now (receiver): {_us(adv.measured_now_us)} from the last MPI_Pready to the last "
                      "arrival" + (f"; the model predicted {_us(cur.predicted_us)}" if cur else ""))
-    lines.append(f"   {'partitions':>10}  {'how it is sent':<54} {'after last Pready':>17}  {'speedup':>7}")
+    width = max([len("how it is sent")] + [len(o.candidate.describe()) for o in adv.outcomes])
+    lines.append(f"   {'partitions':>10}  {'how it is sent':<{width}} {'after last Pready':>17}  {'speedup':>7}")
     for o in sorted(adv.outcomes, key=lambda o: (o.candidate.partitions, o.predicted_us)):
         mark = "*" if o is b else ("=" if o is cur else " ")
         rel = f"{cur.predicted_us / o.predicted_us:6.2f}x" if cur and o.predicted_us > 0 else ""
-        lines.append(f" {mark} {o.candidate.partitions:>10}  {o.candidate.describe():<54} {_us(o.predicted_us):>17}  "
-                     f"{rel:>7}")
+        lines.append(f" {mark} {o.candidate.partitions:>10}  {o.candidate.describe():<{width}} "
+                     f"{_us(o.predicted_us):>17}  {rel:>7}")
     lines.append("   (* advised, = current; times: the model's median over the rounds; speedup: current / candidate)")
     return lines
