@@ -308,6 +308,16 @@ __attribute__((noinline)) static int issue(pt_request *req, int g, const char *c
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
 }
 
+/* Timer: partition p's group goes alone this round (announced ahead): send p
+ * now, before its chunk counts it off (pt_timer_send_alone). */
+__attribute__((noinline)) static int send_if_alone(pt_request *req, int p, const char *call)
+{
+    pt_send_side *s = &req->u.s;
+    int g = s->chunks[s->slot[p] >> 6].group;
+    int rc = s->groups[g].alone ? pt_timer_send_alone(req, g, p) : MPI_SUCCESS;
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
+}
+
 __attribute__((noinline)) static int send_late(pt_request *req, int g, int p, const char *call)
 {
     int rc = pt_timer_send_late(req, g, p); /* the group already waited for a laggard */
@@ -340,6 +350,11 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
         atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         if (req->proc_null)
             return MPI_SUCCESS;
+        if (s->any_alone) {
+            int rc = send_if_alone(req, p, call);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
     }
     uint32_t v = s->slot[p];
     pt_chunk *c = &s->chunks[v >> 6];

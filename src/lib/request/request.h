@@ -36,6 +36,8 @@ typedef struct pt_group {
     _Atomic int64_t seen_ns;                      /* timer: when that count last changed (or was flushed) */
     int ahead_end;                                /* timer: announced ahead up to this round (pt_ahead_in;
                                                      PT_RUNS_AHEAD; under split_lock) */
+    int alone;                                    /* timer: announced ahead for this round, so each partition
+                                                     goes alone at its own mark (set by MPI_Start) */
 } pt_group;
 
 /* Up to 64 consecutive partitions of one group: MPI_Pready sets the
@@ -102,6 +104,8 @@ typedef struct pt_send_side {
     unsigned char *headed;      /* per group: its first flush went out this round (under split_lock) */
     struct pt_run *runbuf;      /* runs being handed to the transport (under split_lock) */
     int nruns;                  /* runs and lone partitions sent early this round */
+    int any_alone;              /* a group goes alone this round (pt_group.alone; set by MPI_Start) */
+    atomic_int alone_sent;      /* partitions of such groups their marks sent (without split_lock) */
     int stall_flushed;          /* of those, sent by a flush of a stalled group (the others by a
                                    group that began late): only these make the progress thread watch */
     atomic_int watch_rounds;    /* rounds left in which a mark that begins a group wakes the

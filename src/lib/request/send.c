@@ -158,7 +158,7 @@ int Partita_Request_runs(MPI_Request request, int *runs)
     *runs = 0;
     if (req->u.s.split) {
         pthread_mutex_lock(&req->u.s.split_lock);
-        *runs = req->u.s.nruns;
+        *runs = req->u.s.nruns + atomic_load_explicit(&req->u.s.alone_sent, memory_order_relaxed);
         pthread_mutex_unlock(&req->u.s.split_lock);
     }
     return MPI_SUCCESS;

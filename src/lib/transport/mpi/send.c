@@ -133,42 +133,58 @@ static int send_headed(pt_request *req, int h)
 }
 
 /* Partition p alone on its late tag: whole, or in its eager pieces (the
- * receiver posts as many receives, which MPI matches in order). Caller holds
- * xlock. */
-static int send_alone(pt_request *req, int p)
+ * receiver posts as many receives, which MPI matches in order), into
+ * out[0 .. late_pieces). Returns the sends made; *rc the first failure. */
+static int send_alone(pt_request *req, int p, MPI_Request *out, int *rc)
 {
     pt_mpi_send *t = state(req);
     int tag = pt_late_tag(t->tag_base, req->u.s.ntrans, p);
-    if (t->late_pieces == 1)
-        return pt_mpi_span_isend(req, p, p + 1, tag, &t->xreq[t->nx++]);
+    if (t->late_pieces == 1) {
+        *rc = pt_mpi_span_isend(req, p, p + 1, tag, out);
+        return *rc == MPI_SUCCESS;
+    }
     void *addr; /* contiguous bytes: pieces are planned for no other partition */
     MPI_Count n;
     MPI_Datatype type;
     span(req, p, p + 1, &addr, &n, &type);
     size_t k = (size_t)t->late_pieces;
-    int rc = MPI_SUCCESS;
-    for (size_t i = 0; i < k && rc == MPI_SUCCESS; i++) {
+    int sent = 0;
+    *rc = MPI_SUCCESS;
+    for (size_t i = 0; i < k && *rc == MPI_SUCCESS; i++) {
         size_t lo = ptm_piece_offset(req->part_bytes, k, i), hi = ptm_piece_offset(req->part_bytes, k, i + 1);
-        rc = PMPI_Isend((char *)addr + lo, (int)(hi - lo), MPI_BYTE, req->peer_world, tag, pt_data_comm(),
-                        &t->xreq[t->nx++]);
+        *rc = PMPI_Isend((char *)addr + lo, (int)(hi - lo), MPI_BYTE, req->peer_world, tag, pt_data_comm(),
+                         &out[sent]);
+        sent += *rc == MPI_SUCCESS;
     }
-    return rc;
+    return sent;
 }
 
 /* Headed runs on the split tag (the first flush's last header flagged: the
  * receiver then posts a receive on the late tag of every other partition of
  * the group), or, PT_RUNS_ALONE, each partition alone on its late tag, where
  * the receiver has (or will have) its receives posted: a late partition's
- * data needs no header read first. */
+ * data needs no header read first. One partition alone (a mark's) is sent
+ * before xlock is taken, which then only records its sends: after a
+ * laggard's pause the lock's line is cold, and the data should not wait for
+ * it (the callers order the record before the group can complete). */
 int pt_mpi_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flags)
 {
     pt_mpi_send *t = state(req);
     int rc = MPI_SUCCESS;
+    if ((flags & PT_RUNS_ALONE) && n == 1 && runs[0].count == 1) {
+        MPI_Request sent[PT_MAX_EAGER_PIECES];
+        int k = send_alone(req, runs[0].first, sent, &rc);
+        pthread_mutex_lock(&t->xlock);
+        for (int i = 0; i < k; i++)
+            t->xreq[t->nx++] = sent[i];
+        pthread_mutex_unlock(&t->xlock);
+        return rc;
+    }
     pthread_mutex_lock(&t->xlock);
     if (flags & PT_RUNS_ALONE) {
         for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
             for (int p = runs[k].first; p < runs[k].first + runs[k].count && rc == MPI_SUCCESS; p++)
-                rc = send_alone(req, p);
+                t->nx += send_alone(req, p, &t->xreq[t->nx], &rc);
     } else {
         int h0 = t->nhdr;
         for (int k = 0; k < n; k++)
