@@ -194,8 +194,9 @@ def speeds(launches: list[tuple[int, dict]], metric: str) -> dict[int, dict[tupl
 # The layout a plan names: "model: 9 pieces (cut), planned at init; ..." or, for a policy that
 # measures candidates, "adaptive, round 80: layout #0 (9 pieces (cut)) of ...". A plan whose groups
 # the timer may split sends more than its layout says, and is its own.
-FIXED_PLAN = re.compile(r"^[\w:@]+: (\d+ (?:messages?|groups?|pieces)(?: \(cut\))?), ")
-MEASURED_PLAN = re.compile(r"^[\w:@]+, round \d+: layout #\d+ \((\d+ (?:messages?|groups?|pieces)(?: \(cut\))?)\) of ")
+LAYOUT_WORDS = r"(\d+ (?:messages?|groups?|pieces)(?: \(cut\))?)"
+FIXED_PLAN = re.compile(r"^[\w:@]+: " + LAYOUT_WORDS + ", ")
+MEASURED_PLAN = re.compile(r"^[\w:@]+, round \d+: layout #\d+ \(" + LAYOUT_WORDS + r"\) of ")
 
 
 def layout_of(plan) -> str | None:
@@ -212,15 +213,15 @@ def layouts(launches: list[tuple[int, dict]]) -> dict[int, dict[tuple, str | Non
             for launch, res in launches}
 
 
-def best_layout(rivals: dict[str, tuple[float, str | None]], subject: str) -> tuple[str, float]:
+def best_layout(rivals: dict[str, tuple[float, str | None]]) -> tuple[str, float]:
     """The launch's best among the rivals {label: (speed, layout)}: policies whose plans sent the same
     layout count once, at the median of their speeds (the fastest of several copies of one layout is
-    the largest of several noisy draws, a bar no single implementation meets as often); the subject
-    and a rival without a known layout stand alone. Returns its label (pooled: "bulk/model/timer")
-    and speed."""
+    the largest of several noisy draws, a bar no single implementation meets as often); a rival
+    without a known layout (None: so the check's subject is given) stands alone. Returns its label
+    (pooled: "bulk/model/timer") and speed."""
     pooled: dict[str, list[tuple[str, float]]] = {}
     for lb, (s, layout) in rivals.items():
-        pooled.setdefault(lb if layout is None or lb == subject else f"layout {layout}", []).append((lb, s))
+        pooled.setdefault(lb if layout is None else f"layout {layout}", []).append((lb, s))
     entries = {}
     for members in pooled.values():
         label = members[0][0] if len(members) == 1 else "/".join(short(lb) for lb, _ in members)
@@ -247,7 +248,7 @@ def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]
                 rivals[check.subject] = (s, None)
             if not rivals:
                 continue
-            lb, best = best_layout(rivals, check.subject)
+            lb, best = best_layout(rivals)
             cr = cases.setdefault(key, CaseResult(key, []))
             cr.ratios.append((launch, s / best))
             if check.against == BEST:
