@@ -267,13 +267,16 @@ static void test_unmeasured_falls_back(void)
 static void test_fake_costs(void)
 {
     pta_fake f;
-    CHECK(pta_fake_parse("1=50,9c=10;@40:1=5,9c=10", &f) == 0);
+    CHECK(pta_fake_parse("1=50,9c=10,8s=7;@40:1=5,9c=10", &f) == 0);
     CHECK(f.nphase == 2);
-    CHECK_NEAR(pta_fake_cost(&f, 0, 1, 0), 50, 0);
-    CHECK_NEAR(pta_fake_cost(&f, 39, 9, 1), 10, 0);
-    CHECK_NEAR(pta_fake_cost(&f, 40, 1, 0), 5, 0);
-    CHECK_NEAR(pta_fake_cost(&f, 0, 9, 0), PTA_FAKE_UNLISTED_US, 0); /* 9 groups are not the 9-piece cut */
-    const char *bad[] = { "", "x", "1=", "1=5,", "0=5", "1=5;2=3", "@5:1=5;@5:1=6", "1c5", "1=-3", "1=5;@2" };
+    CHECK_NEAR(pta_fake_cost(&f, 0, 1, PTA_FAKE_GROUPS), 50, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 39, 9, PTA_FAKE_CUT), 10, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 39, 8, PTA_FAKE_SPLIT), 7, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 40, 1, PTA_FAKE_GROUPS), 5, 0);
+    CHECK_NEAR(pta_fake_cost(&f, 0, 9, PTA_FAKE_GROUPS), PTA_FAKE_UNLISTED_US, 0); /* 9 groups: not the cut */
+    CHECK_NEAR(pta_fake_cost(&f, 0, 8, PTA_FAKE_GROUPS), PTA_FAKE_UNLISTED_US, 0); /* nor the split 8 */
+    const char *bad[] = { "", "x", "1=", "1=5,", "0=5", "1=5;2=3", "@5:1=5;@5:1=6", "1c5", "1=-3", "1=5;@2",
+                          "1cs=5", "1x=5" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = pta_fake_parse(bad[i], &f);
         if (rc == 0)

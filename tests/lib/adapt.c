@@ -27,6 +27,15 @@
  *     1 KiB in 32 (priced 5.7x) and 512 KiB in 128 (over 64) do not. As
  *     `none` sends it: 512 KiB in 16 partitions of 32 KiB, past the eager
  *     limit, as 80 eager pieces (a cut), for adaptive and for the timer.
+ *   adapt split -n DOUBLES -s PARTS -i ROUNDS
+ *     With a progress thread (PARTITA_PROGRESS_THREAD=1; without it the test
+ *     checks that there is no such candidate): a candidate of groups that the
+ *     timer splits, the same groups as an earlier candidate. Fake costs make
+ *     it the cheapest; every round the sender marks all partitions but
+ *     partition 1, pauses 3 ms, then marks it. Every byte is checked, both
+ *     sides name the same layout, the split candidate is the one used in
+ *     most of the later rounds, and its rounds sent runs (the stalled group's
+ *     ready partitions went during the pause) where the others' sent none.
  * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
 #include <unistd.h>
 
@@ -68,8 +77,8 @@ static void parse(int argc, char **argv, opts *o)
         }
     }
     if (strcmp(o->what, "agree") && strcmp(o->what, "fake") && strcmp(o->what, "static") &&
-        strcmp(o->what, "timer") && strcmp(o->what, "perpart"))
-        ptest_usage("adapt: first argument: agree, fake, static, timer or perpart");
+        strcmp(o->what, "timer") && strcmp(o->what, "perpart") && strcmp(o->what, "split"))
+        ptest_usage("adapt: first argument: agree, fake, static, timer, perpart or split");
     if (o->sparts < 1 || o->rparts < 1 || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->n % o->sparts ||
         o->n % o->rparts)
         ptest_usage("adapt: need partitions >= 1, 1 <= rounds <= 1000, DOUBLES divisible by both partition counts");
@@ -383,6 +392,96 @@ static void per_partition(const opts *o, int rank)
     }
 }
 
+/* The candidate that repeats an earlier one's groups (the one the timer
+ * splits; Partita_Request_layouts reports groups, split or not, alike), or -1. */
+static int split_candidate(int n, const int *counts, const int *cuts)
+{
+    for (int k = 1; k < n; k++)
+        for (int j = 0; j < k; j++)
+            if (!cuts[k] && !cuts[j] && counts[k] == counts[j])
+                return k;
+    return -1;
+}
+
+static void split(const opts *o, int rank)
+{
+    const char *thread = getenv("PARTITA_PROGRESS_THREAD");
+    int background = thread && !strcmp(thread, "1");
+    double *sbuf = malloc((size_t)o->n * sizeof *sbuf), *rbuf = malloc((size_t)o->n * sizeof *rbuf);
+    int counts[MAXC], cuts[MAXC], n = candidates(o, rank, sbuf, counts, cuts);
+    int k = rank == 0 ? split_candidate(n, counts, cuts) : -1;
+    MPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(background ? k >= 0 : k < 0, "%d candidates, the split one %d, with%s a progress thread", n, k,
+              background ? "" : "out");
+    if (k < 0 || o->sparts < 2) {
+        free(sbuf), free(rbuf);
+        return;
+    }
+    if (rank == 0) { /* the split candidate cheapest, the rest dearer */
+        char costs[256];
+        int at = 0;
+        for (int c = 0; c < n; c++)
+            at += snprintf(costs + at, sizeof costs - (size_t)at, "%s%d%s=%d", c ? "," : "", counts[c],
+                           cuts[c] ? "c" : c == k ? "s" : "", c == k ? 5 : 50);
+        setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
+    }
+    MPI_Request req;
+    if (rank == 0)
+        OK(MPI_Psend_init(sbuf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    else
+        OK(MPI_Precv_init(rbuf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    int *used = calloc(MAX_ROUNDS, sizeof *used), *runs = calloc(MAX_ROUNDS, sizeof *runs), ncand = 0;
+    long wrong = 0;
+    for (int round = 0; round < o->rounds; round++) {
+        if (rank == 1)
+            for (long i = 0; i < o->n; i++)
+                rbuf[i] = -1.0;
+        OK(MPI_Start(&req));
+        if (rank == 0) {
+            for (long i = 0; i < o->n; i++)
+                sbuf[i] = value(round, i);
+            for (int p = 0; p < o->sparts; p++)
+                if (p != 1)
+                    OK(MPI_Pready(p, req));
+            ptest_pause_us(3000); /* the progress thread finds group 0 stalled */
+            OK(MPI_Pready(1, req));
+        }
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        used[round] = layout_now(req, &ncand);
+        if (rank == 0)
+            OK(Partita_Request_runs(req, &runs[round]));
+        for (long i = 0; rank == 1 && i < o->n; i++)
+            wrong += rbuf[i] != value(round, i);
+    }
+    CHECK(wrong == 0, "%ld wrong doubles over %d rounds", wrong, o->rounds);
+    int *theirs = calloc(MAX_ROUNDS, sizeof *theirs);
+    MPI_Sendrecv(used, o->rounds, MPI_INT, 1 - rank, 97, theirs, o->rounds, MPI_INT, 1 - rank, 97, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    int differ = 0, later = 0, split_rounds = 0, split_runs = 0, other_runs = 0;
+    for (int round = 0; round < o->rounds; round++) {
+        differ += used[round] != theirs[round];
+        later += round >= o->rounds / 2 && used[round] == k;
+        split_rounds += used[round] == k;
+        split_runs += used[round] == k && runs[round] > 0;
+        other_runs += used[round] != k && runs[round] > 0;
+    }
+    CHECK(differ == 0, "the sides named different layouts in %d of %d rounds", differ, o->rounds);
+    int half = o->rounds - o->rounds / 2;
+    CHECK(later >= half * 8 / 10, "the split candidate %d in %d of the last %d rounds", k, later, half);
+    if (rank == 0) {
+        CHECK(split_runs >= split_rounds * 8 / 10, "runs sent in %d of the split candidate's %d rounds", split_runs,
+              split_rounds);
+        CHECK(other_runs == 0, "runs sent in %d rounds of the other candidates", other_runs);
+        char why[1024];
+        OK(Partita_Request_why(req, why, sizeof why));
+        printf("adapt: %s\n", why);
+        CHECK(strstr(why, "split when its marking stalls") != NULL, "why: %s", why);
+    }
+    OK(MPI_Request_free(&req));
+    free(used), free(runs), free(theirs), free(sbuf), free(rbuf);
+}
+
 /* PARTITA_ADAPT=0 must be set: adaptive plans once, as model does. */
 static void static_plan(const opts *o, int rank)
 {
@@ -450,6 +549,8 @@ int main(int argc, char **argv)
         timer_layouts(&o, rank);
     else if (!strcmp(o.what, "perpart"))
         per_partition(&o, rank);
+    else if (!strcmp(o.what, "split"))
+        split(&o, rank);
     else
         static_plan(&o, rank);
     return ptest_finish("adapt");

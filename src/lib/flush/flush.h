@@ -20,9 +20,10 @@
 #define PT_LAGGARD_PAUSE_NS 25000
 
 /* The messages are planned (req->u.s: ntrans, cut, bound): build the marking
- * state, and the timer's when the policy splits groups (then the request is
- * registered). Reports its errors as MPI_Psend_init's. */
-int pt_flush_init(pt_request *req);
+ * state, and the timer's when may_split (the timer policy, or the adaptive
+ * policy's split candidate) and splitting the groups can pay (then the
+ * request is registered). Reports its errors as MPI_Psend_init's. */
+int pt_flush_init(pt_request *req, int may_split);
 /* A round begins: nothing is marked; starts the transport's round too. */
 void pt_flush_start(pt_request *req);
 void pt_flush_destroy(pt_request *req);

@@ -68,7 +68,7 @@ static int build_chunks(pt_request *req)
     return 0;
 }
 
-int pt_flush_init(pt_request *req)
+int pt_flush_init(pt_request *req, int may_split)
 {
     pt_send_side *s = &req->u.s;
     int P = req->partitions, N = s->ntrans;
@@ -91,7 +91,7 @@ int pt_flush_init(pt_request *req)
      * set once its state exists (destroy looks at it). */
     int group_parts = (P + N - 1) / N;
     int pays = pt_plan_timer_splits(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
-    int split = req->settings.policy == PT_POLICY_TIMER && req->part_bytes > 0 && N < P && !s->cut &&
+    int split = may_split && req->part_bytes > 0 && N < P && !s->cut &&
                 (pays || req->settings.background);
     if (!split)
         return MPI_SUCCESS;
@@ -153,6 +153,19 @@ void pt_flush_destroy(pt_request *req)
     free((void *)s->part);
 }
 
+/* Adaptive policy, in a measured round: when the hand-over (or lone send)
+ * starting now comes a laggard's pause or more after the last one ended,
+ * what went before it is not charged (adapt_stamp_before says why). */
+static void adapt_note_pause(pt_send_side *s, int64_t now)
+{
+    int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
+    if (prev && now - prev >= PT_LAGGARD_PAUSE_NS) {
+        atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
+        if (s->adapt_pause_ends_charges)
+            atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
+    }
+}
+
 /* Adaptive policy (request/adaptive.h), in a measured round: stamp the
  * round's first and last hand-over, and time each one before the last: what
  * the earlier messages cost the marking thread(s) (a layout of one message
@@ -168,12 +181,7 @@ static int64_t adapt_stamp_before(pt_send_side *s, int *last, int64_t mark_ns)
 {
     int done = atomic_load_explicit(&s->groups_done, memory_order_relaxed);
     int64_t now = pt_now_ns();
-    int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
-    if (prev && now - prev >= PT_LAGGARD_PAUSE_NS) {
-        atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
-        if (s->adapt_pause_ends_charges)
-            atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
-    }
+    adapt_note_pause(s, now);
     *last = done == s->ntrans - 1;
     /* The timer's laggard check counts from the last mark: when that mark hands over more
      * than one piece of a cut (mark_ns: when it began to), the round's last hand-over is
@@ -308,19 +316,42 @@ __attribute__((noinline)) static int issue(pt_request *req, int g, const char *c
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Start of a transport message");
 }
 
+/* Adaptive policy, in a measured round: a partition that its mark sends
+ * alone (a group the timer split: the adaptive policy's split candidate)
+ * costs the marking thread a send, as a hand-over does, and is timed and
+ * charged alike; not charged, a layout that splits looked free after a
+ * laggard's pause, when each late partition it sends is what the round
+ * waits for. Returns the stamp to time from (0: not measured). */
+static int64_t adapt_lone_begin(pt_send_side *s)
+{
+    if (!s->adapt_measure)
+        return 0;
+    int64_t now = pt_now_ns();
+    adapt_note_pause(s, now);
+    return now;
+}
+
 /* Timer: partition p's group goes alone this round (announced ahead): send p
  * now, before its chunk counts it off (pt_timer_send_alone). */
 __attribute__((noinline)) static int send_if_alone(pt_request *req, int p, const char *call)
 {
     pt_send_side *s = &req->u.s;
     int g = s->chunks[s->slot[p] >> 6].group;
-    int rc = s->groups[g].alone ? pt_timer_send_alone(req, g, p) : MPI_SUCCESS;
+    if (!s->groups[g].alone)
+        return MPI_SUCCESS;
+    int64_t began = adapt_lone_begin(s);
+    int rc = pt_timer_send_alone(req, g, p);
+    if (began)
+        adapt_stamp_after(s, began);
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
 }
 
 __attribute__((noinline)) static int send_late(pt_request *req, int g, int p, const char *call)
 {
+    int64_t began = adapt_lone_begin(&req->u.s);
     int rc = pt_timer_send_late(req, g, p); /* the group already waited for a laggard */
+    if (began)
+        adapt_stamp_after(&req->u.s, began);
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
 }
 

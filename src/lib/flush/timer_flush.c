@@ -30,7 +30,8 @@ int pt_timer_alloc(pt_request *req)
     pt_send_side *s = &req->u.s;
     s->headed = calloc((size_t)s->ntrans, 1);
     s->runbuf = malloc((size_t)req->partitions * sizeof(pt_run));
-    pthread_mutex_init(&s->split_lock, NULL);
+    if (!s->lock_made) /* one per request (the adaptive policy has one layout that splits) */
+        pthread_mutex_init(&s->split_lock, NULL);
     s->lock_made = 1;
     s->nruns = s->stall_flushed = 0;
     return s->headed && s->runbuf ? 0 : -1;

@@ -16,6 +16,8 @@ void pt_timers_on_arm(void (*wake)(void)) { atomic_store(&on_arm, wake); }
 
 void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, req); }
 void pt_timers_unregister(struct pt_request *req) { pt_list_remove(&timers, req); }
+void pt_timers_hold(void) { pt_list_hold(&timers); }
+void pt_timers_release(void) { pt_list_release(&timers); }
 static atomic_int armed; /* requests armed */
 
 int pt_timers_pending(void) { return atomic_load(&armed) > 0; }

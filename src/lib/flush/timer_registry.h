@@ -20,6 +20,10 @@ struct pt_request;
 void pt_timers_on_arm(void (*wake)(void));
 void pt_timers_register(struct pt_request *req);
 void pt_timers_unregister(struct pt_request *req);
+/* A registered request changes its layout (the adaptive policy's swap at
+ * MPI_Start): polls, which read the live layout's groups, wait meanwhile. */
+void pt_timers_hold(void);
+void pt_timers_release(void);
 /* Flush what is overdue; returns when the next check is due (CLOCK_MONOTONIC
  * ns; INT64_MAX: nothing pending, or another thread was polling). */
 int64_t pt_timers_poll(void);

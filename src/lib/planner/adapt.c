@@ -268,14 +268,14 @@ void pta_plan_window(pta_state *st, int *out)
 }
 
 /* One "layout=us" entry. */
-static int parse_entry(const char *s, char **end, int *count, int *cut, double *us)
+static int parse_entry(const char *s, char **end, int *count, int *kind, double *us)
 {
     long n = strtol(s, end, 10);
     if (*end == s || n < 1 || n > 1 << 30)
         return -1;
     *count = (int)n;
-    *cut = **end == 'c';
-    if (*cut)
+    *kind = **end == 'c' ? PTA_FAKE_CUT : **end == 's' ? PTA_FAKE_SPLIT : PTA_FAKE_GROUPS;
+    if (*kind != PTA_FAKE_GROUPS)
         ++*end;
     if (**end != '=')
         return -1;
@@ -306,7 +306,7 @@ int pta_fake_parse(const char *text, pta_fake *f)
             if (f->n[ph] == PTA_FAKE_ENTRIES)
                 return -1;
             int k = f->n[ph]++;
-            if (parse_entry(s, &end, &f->count[ph][k], &f->cut[ph][k], &f->us[ph][k]))
+            if (parse_entry(s, &end, &f->count[ph][k], &f->kind[ph][k], &f->us[ph][k]))
                 return -1;
             s = end;
             if (*s != ',')
@@ -321,13 +321,13 @@ int pta_fake_parse(const char *text, pta_fake *f)
     return f->nphase ? 0 : -1;
 }
 
-double pta_fake_cost(const pta_fake *f, int round, int count, int cut)
+double pta_fake_cost(const pta_fake *f, int round, int count, int kind)
 {
     int ph = 0;
     while (ph + 1 < f->nphase && round >= f->from[ph + 1])
         ph++;
     for (int k = 0; k < f->n[ph]; k++)
-        if (f->count[ph][k] == count && f->cut[ph][k] == (cut != 0))
+        if (f->count[ph][k] == count && f->kind[ph][k] == kind)
             return f->us[ph][k];
     return PTA_FAKE_UNLISTED_US;
 }

@@ -75,8 +75,10 @@ void pta_plan_window(pta_state *st, int *out);
 /* Test hook (PARTITA_ADAPT_TEST_COSTS): fake costs replace the measured
  * time, per layout, in phases. Text: phases separated by ';', each
  * "[@round:]layout=us,layout=us,...", a layout being a message count with a
- * 'c' suffix for a cut ("1=50,9c=10;@40:1=5,9c=10"); unlisted layouts cost
+ * 'c' suffix for a cut, an 's' suffix for groups the timer splits
+ * ("1=50,9c=10;@40:1=5,9c=10,1s=8"); unlisted layouts cost
  * PTA_FAKE_UNLISTED_US. */
+enum { PTA_FAKE_GROUPS, PTA_FAKE_CUT, PTA_FAKE_SPLIT }; /* a layout's kind */
 #define PTA_FAKE_PHASES 4
 #define PTA_FAKE_ENTRIES 8
 #define PTA_FAKE_UNLISTED_US 1000.0
@@ -85,11 +87,11 @@ typedef struct pta_fake {
     int from[PTA_FAKE_PHASES];
     int n[PTA_FAKE_PHASES];
     int count[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
-    int cut[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
+    int kind[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES]; /* PTA_FAKE_GROUPS, _CUT or _SPLIT */
     double us[PTA_FAKE_PHASES][PTA_FAKE_ENTRIES];
 } pta_fake;
 /* 0, or -1 when the text is malformed. */
 int pta_fake_parse(const char *text, pta_fake *f);
-double pta_fake_cost(const pta_fake *f, int round, int count, int cut);
+double pta_fake_cost(const pta_fake *f, int round, int count, int kind);
 
 #endif

@@ -270,9 +270,36 @@ static pt_layout per_partition_layout(const pt_settings *s, size_t part_bytes, i
 {
     pt_settings none = *s;
     none.policy = PT_POLICY_NONE;
-    pt_layout l;
+    pt_layout l = { 0, 0, 0 };
     l.count = pt_plan_transport(&none, part_bytes, partitions, can_cut, &l.cut);
     return l;
+}
+
+/* A group layout split by the timer when its marking stalls: the data that
+ * is ready goes while a laggard holds the rest back, which no layout sent
+ * whole can do. When the late partitions lie scattered among the early ones
+ * (every fourth partition late), every group waits for one, and sent whole
+ * they all go after the laggard; the timer sent 1 MiB in 64 partitions at
+ * 2.3x `none`'s perceived bandwidth and `adaptive` without this candidate at
+ * 1.2x (docs/library.md, "Which policy under a laggard"). Only with a
+ * progress thread: without it nobody sees a stall while the application
+ * computes. Its base is the first candidate of groups with more than one
+ * partition each; it takes the last slot when all are used, unless that is
+ * its base. */
+static int add_split_candidate(const pt_settings *s, size_t part_bytes, int partitions, pt_layout *out, int n,
+                               int max)
+{
+    if (!s->background || part_bytes == 0)
+        return n;
+    for (int k = 0; k < n; k++) {
+        if (out[k].cut || out[k].count >= partitions)
+            continue;
+        int at = n < max ? n++ : k == max - 1 ? -1 : max - 1;
+        if (at >= 0)
+            out[at] = (pt_layout){ out[k].count, 0, 1 };
+        break;
+    }
+    return n;
 }
 
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max)
@@ -281,6 +308,7 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
     model.policy = PT_POLICY_MODEL;
     int n = 0;
     out[n].count = pt_plan_transport(&model, part_bytes, partitions, can_cut, &out[n].cut);
+    out[n].split = 0;
     n++;
     if (!s->adapt || max < 2 || partitions < 1 || part_bytes == 0)
         return n;
@@ -319,14 +347,15 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
         for (int i = 0; k >= 2 && i < n; i++)
             seen |= out[i].cut == cut && count * 2 < out[i].count * 3 && out[i].count * 2 < count * 3;
         if (!seen)
-            out[n++] = (pt_layout){ count, cut };
+            out[n++] = (pt_layout){ count, cut, 0 };
     }
-    return n;
+    return add_split_candidate(s, part_bytes, partitions, out, n, max);
 }
 
 int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out)
 {
     out[0].count = pt_plan_transport(s, part_bytes, partitions, can_cut, &out[0].cut);
+    out[0].split = 0;
     if (!s->adapt || !out[0].cut || s->transport != PT_TRANSPORT_MPI || s->transport_parts > 0 || partitions < 2)
         return 1;
     pthread_once(&loaded, load_files);

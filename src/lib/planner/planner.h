@@ -15,10 +15,13 @@
  * below a protocol switch several small messages can beat one large one (the
  * model decides; `fixed` asks for it above the partition count). */
 int pt_plan_transport(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, int *cut);
-/* A layout: count messages, groups or (cut) byte-balanced pieces. */
+/* A layout: count messages, groups or (cut) byte-balanced pieces; groups
+ * the timer's flush may split when their marking stalls (split: the adaptive
+ * policy's candidate for a laggard, pt_plan_candidates). */
 typedef struct pt_layout {
     int count;
     int cut;
+    int split;
 } pt_layout;
 #define PT_MAX_CANDIDATES_RANKED 8
 /* The adaptive policy's candidates, at most max: first the layout `model`
@@ -27,8 +30,11 @@ typedef struct pt_layout {
  * eager burst, 16 partitions with MPICH's parameters, and up to 64 where
  * the model prices it within 2x of its best layout), then the
  * model's next best layouts (each
- * fitted to MPI's counts as pt_plan_transport does), no layout twice. Only
- * the first when s->adapt is 0. Returns how many. */
+ * fitted to MPI's counts as pt_plan_transport does), no layout twice; and
+ * when a progress thread runs (s->background), the first group layout of
+ * these with more than one partition per group once more, split by the
+ * timer's flush when its marking stalls (in place of the last when max are
+ * planned already). Only the first when s->adapt is 0. Returns how many. */
 int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out, int max);
 /* The timer's layouts. A cut (the model's layout below MPI's eager limit)
  * cannot be split: its pieces straddle partitions, so a late half of them

@@ -11,6 +11,7 @@
 
 #include "flush/flush.h"
 #include "flush/timer_flush.h"
+#include "flush/timer_registry.h"
 #include "partita/partita.h"
 #include "planner/adapt.h"
 #include "planner/planner.h"
@@ -32,7 +33,8 @@ enum { FB_ROUND, FB_IN_NS, FB_LEN };
 #define HISTORY 64 /* rounds whose stamps the sender keeps for late feedback */
 #define FB_RING 4   /* feedback sends the receiver may have in flight */
 
-/* One candidate's live fields of the send side, and its transport's state. */
+/* One candidate's live fields of the send side, its transport's state, and
+ * the timer's state of the candidate that splits (flush/timer_flush.c). */
 typedef struct send_layout {
     int ntrans, cut, nchunks;
     int *bound;
@@ -40,6 +42,11 @@ typedef struct send_layout {
     pt_chunk *chunks;
     uint32_t *slot;
     void *tp;
+    int split, thread_only, lone_waits;
+    atomic_uchar *part;
+    unsigned char *headed;
+    struct pt_run *runbuf;
+    int64_t delta_ns, late_begin_ticks;
 } send_layout;
 
 struct pt_adapt_send {
@@ -65,7 +72,9 @@ struct pt_adapt_send {
     int failed; /* a control or feedback call failed: the layout stays as it is */
 };
 
-/* One candidate's receive plan, its transport's state and its words of the set-up message. */
+/* One candidate's receive plan, its transport's state and its words of the
+ * set-up message; a candidate whose groups the sender splits, the group
+ * accounting of its runs too (recv_plan.c). */
 typedef struct recv_layout {
     int ntrans;
     size_t *tstart;
@@ -73,6 +82,9 @@ typedef struct recv_layout {
     unsigned char *tdone;
     void *tp;
     int64_t hs_ntrans, hs_flags, hs_arg;
+    int split;
+    int *group_missing;
+    unsigned char *sin;
 } recv_layout;
 
 struct pt_adapt_recv {
@@ -136,7 +148,9 @@ static int schedule(int ncand, int initial, const int *window, int round)
 static void send_save(pt_request *req, send_layout *l)
 {
     pt_send_side *s = &req->u.s;
-    *l = (send_layout){ s->ntrans, s->cut, s->nchunks, s->bound, s->groups, s->chunks, s->slot, req->tp };
+    *l = (send_layout){ s->ntrans, s->cut, s->nchunks, s->bound, s->groups, s->chunks, s->slot, req->tp,
+                        s->split, s->thread_only, s->lone_waits, s->part, s->headed, s->runbuf, s->delta_ns,
+                        s->late_begin_ticks };
 }
 
 static void send_load(pt_request *req, const send_layout *l)
@@ -144,14 +158,29 @@ static void send_load(pt_request *req, const send_layout *l)
     pt_send_side *s = &req->u.s;
     s->ntrans = l->ntrans, s->cut = l->cut, s->nchunks = l->nchunks;
     s->bound = l->bound, s->groups = l->groups, s->chunks = l->chunks, s->slot = l->slot, req->tp = l->tp;
+    s->split = l->split, s->thread_only = l->thread_only, s->lone_waits = l->lone_waits, s->part = l->part;
+    s->headed = l->headed, s->runbuf = l->runbuf, s->delta_ns = l->delta_ns;
+    s->late_begin_ticks = l->late_begin_ticks;
 }
 
+/* The layout that splits is watched by the timers' polls (the progress
+ * thread's too), which read the live layout's groups: none may look while
+ * the layout changes, and a request left armed would have another layout's
+ * groups flushed as if they could split. */
 static void send_switch(pt_request *req, int k)
 {
     struct pt_adapt_send *a = req->u.s.adapt;
+    int watched = req->u.s.split || a->saved[k].split;
+    if (watched) {
+        pt_timers_hold();
+        if (req->u.s.split)
+            pt_timer_disarm(req);
+    }
     send_save(req, &a->saved[a->cur]);
     send_load(req, &a->saved[k]);
     a->cur = k;
+    if (watched)
+        pt_timers_release();
 }
 
 /* Candidate k's messages: its groups' bounds, marking state and transport. */
@@ -161,12 +190,14 @@ static int build_send(pt_request *req, pt_layout l)
     s->ntrans = l.count;
     s->cut = l.cut;
     s->groups = NULL, s->chunks = NULL, s->slot = NULL, req->tp = NULL;
+    s->split = s->thread_only = s->lone_waits = 0, s->part = NULL, s->headed = NULL, s->runbuf = NULL;
+    s->delta_ns = s->late_begin_ticks = 0;
     s->bound = malloc(((size_t)l.count + 1) * sizeof *s->bound);
     if (!s->bound)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", l.count);
     for (int j = 0; !l.cut && j <= l.count; j++)
         s->bound[j] = ptm_group_first(req->partitions, l.count, j);
-    int rc = pt_flush_init(req);
+    int rc = pt_flush_init(req, req->settings.policy == PT_POLICY_TIMER || l.split);
     return rc != MPI_SUCCESS ? rc : req->tp_ops->send_init(req);
 }
 
@@ -199,8 +230,10 @@ int pt_adapt_send_init(pt_request *req)
         a->cur = k;
         if (rc != MPI_SUCCESS)
             return rc;
+        a->cand[k].split = s->split; /* the timer's state was built (it can pay) */
         hs[PT_HS_CAND + PT_HS_CAND_WORDS * k] = cand[k].count;
-        hs[PT_HS_CAND + PT_HS_CAND_WORDS * k + 1] = cand[k].cut;
+        hs[PT_HS_CAND + PT_HS_CAND_WORDS * k + 1] = (cand[k].cut ? PT_HS_FLAG_CUT : 0) |
+                                                    (s->split ? PT_HS_FLAG_SPLIT : 0);
         hs[PT_HS_CAND + PT_HS_CAND_WORDS * k + 2] = hs[PT_HS_TRANSPORT_ARG]; /* e.g. its first tag */
     }
     send_load(req, &a->saved[0]);
@@ -219,7 +252,7 @@ int pt_adapt_send_init(pt_request *req)
         a->hist_round[i] = -1;
     pta_init(&a->st, n);
     for (int k = 0; k < n; k++)
-        if (cand[k].count == 1 && !cand[k].cut)
+        if (cand[k].count == 1 && !cand[k].cut && !a->cand[k].split)
             pta_prefer(&a->st, k); /* the plain message wins ties */
     a->initial = pta_initial_rounds(n);
     /* Test hook: announce each window at its own first round, so a receiver
@@ -234,6 +267,9 @@ int pt_adapt_send_init(pt_request *req)
     }
     return MPI_SUCCESS;
 }
+
+/* The fake costs' kind of a layout (planner/adapt.h: pta_fake_cost). */
+static int layout_kind(pt_layout l) { return l.cut ? PTA_FAKE_CUT : l.split ? PTA_FAKE_SPLIT : PTA_FAKE_GROUPS; }
 
 /* One feedback message: the round's time after its last mark. */
 static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
@@ -254,7 +290,7 @@ static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
      * for MPI's eager cells). Side by side the two were about as close to
      * the benchmark's t_part (docs/library.md, "What a round costs"). */
     double before = (double)a->before_ns[slot];
-    double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, a->cand[c].cut)
+    double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, layout_kind(a->cand[c]))
                          : ((double)(fb[FB_IN_NS] - last) + before) / 1e3;
     pta_add_sample(&a->st, c, us);
     if (first && !a->faked) /* fake costs stand for the whole measurement */
@@ -398,6 +434,13 @@ void pt_adapt_send_destroy(pt_request *req)
     struct pt_adapt_send *a = s->adapt;
     if (a->built > a->cur)
         send_save(req, &a->saved[a->cur]);
+    int listed = 0;
+    for (int k = 0; k < a->built; k++)
+        listed |= a->saved[k].split;
+    if (listed) { /* off the timers' list first: their polls read the live layout, which changes below */
+        pt_timers_unregister(req);
+        pt_timer_disarm(req);
+    }
     for (int k = 0; k < a->built; k++) {
         send_load(req, &a->saved[k]);
         if (req->tp)
@@ -426,7 +469,8 @@ static void recv_save(pt_request *req, recv_layout *l)
 {
     pt_recv_side *r = &req->u.r;
     *l = (recv_layout){ r->ntrans, r->tstart, r->plo, r->phi, r->need, r->missing, r->tdone, req->tp,
-                        r->hs[PT_HS_NTRANS], r->hs[PT_HS_FLAGS], r->hs[PT_HS_TRANSPORT_ARG] };
+                        r->hs[PT_HS_NTRANS], r->hs[PT_HS_FLAGS], r->hs[PT_HS_TRANSPORT_ARG],
+                        r->split, r->group_missing, r->sin };
 }
 
 static void recv_load(pt_request *req, const recv_layout *l)
@@ -435,15 +479,18 @@ static void recv_load(pt_request *req, const recv_layout *l)
     r->ntrans = l->ntrans, r->tstart = l->tstart, r->plo = l->plo, r->phi = l->phi, r->need = l->need;
     r->missing = l->missing, r->tdone = l->tdone, req->tp = l->tp;
     r->hs[PT_HS_NTRANS] = l->hs_ntrans, r->hs[PT_HS_FLAGS] = l->hs_flags, r->hs[PT_HS_TRANSPORT_ARG] = l->hs_arg;
+    r->split = l->split, r->group_missing = l->group_missing, r->sin = l->sin;
 }
 
 /* A candidate the sender may use: groups (at most one message per
- * partition), or the buffer cut into pieces of at least one byte. */
-static int candidate_ok(const int64_t *hs, int64_t count, int64_t cut)
+ * partition), which it may split, or the buffer cut into pieces of at least
+ * one byte. */
+static int candidate_ok(const int64_t *hs, int64_t count, int64_t flags)
 {
-    if (count < 1 || count > INT_MAX || (cut != 0 && cut != 1))
+    if (count < 1 || count > INT_MAX || (flags & ~(int64_t)(PT_HS_FLAG_CUT | PT_HS_FLAG_SPLIT)) ||
+        flags == (PT_HS_FLAG_CUT | PT_HS_FLAG_SPLIT))
         return 0;
-    if (!cut)
+    if (!(flags & PT_HS_FLAG_CUT))
         return count <= hs[PT_HS_PARTS];
     return hs[PT_HS_PART_BYTES] > 0 && (count + hs[PT_HS_PARTS] - 1) / hs[PT_HS_PARTS] <= hs[PT_HS_PART_BYTES];
 }
@@ -454,15 +501,19 @@ static int build_recv(pt_request *req, const int64_t *c)
 {
     pt_recv_side *r = &req->u.r;
     r->hs[PT_HS_NTRANS] = c[0];
-    r->hs[PT_HS_FLAGS] = c[1] ? PT_HS_FLAG_CUT : 0;
+    r->hs[PT_HS_FLAGS] = c[1];
     r->hs[PT_HS_TRANSPORT_ARG] = c[2];
     r->ntrans = (int)c[0];
     r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
+    r->split = 0, r->group_missing = NULL, r->sin = NULL;
     pt_recv_plan_build(req); /* the staging buffer, if any, is shared */
     if (r->error && r->error != PT_E_TRUNCATE)
         return -1;
     req->tp_ops->recv_setup(req);
-    return r->error && r->error != PT_E_TRUNCATE ? -1 : 0;
+    if (r->error && r->error != PT_E_TRUNCATE)
+        return -1;
+    r->split = (c[1] & PT_HS_FLAG_SPLIT) != 0;
+    return 0;
 }
 
 int pt_adapt_recv_setup(pt_request *req)
@@ -502,7 +553,7 @@ int pt_adapt_recv_setup(pt_request *req)
     a->initial = pta_initial_rounds(n);
     for (int k = 0; k < n; k++) {
         const int64_t *c = &hs[PT_HS_CAND + PT_HS_CAND_WORDS * k];
-        a->cand[k] = (pt_layout){ (int)c[0], (int)c[1] };
+        a->cand[k] = (pt_layout){ (int)c[0], (c[1] & PT_HS_FLAG_CUT) != 0, (c[1] & PT_HS_FLAG_SPLIT) != 0 };
         int failed = build_recv(req, c);
         recv_save(req, &a->saved[k]);
         a->built = k + 1;
@@ -632,7 +683,9 @@ void pt_adapt_recv_destroy(pt_request *req)
         if (req->tp)
             req->tp_ops->recv_destroy(req);
         free(r->tstart), free(r->plo), free(r->phi), free(r->need), free(r->missing), free(r->tdone);
+        free(r->group_missing), free(r->sin);
         r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
+        r->group_missing = NULL, r->sin = NULL, r->split = 0;
     }
     /* The sender announced a window at every round before one that begins
      * a window (PTA_WINDOW apart from its initial rounds on): those not
@@ -650,6 +703,29 @@ void pt_adapt_recv_destroy(pt_request *req)
 
 /* ---- introspection ------------------------------------------------------ */
 
+/* A request's candidate layouts (the one layout of other policies, in *one),
+ * how many (0 before set-up and with MPI_PROC_NULL), and the round's. */
+static const pt_layout *layouts_of(const pt_request *req, pt_layout *one, int *n, int *cur)
+{
+    *n = 1, *cur = 0;
+    if (req->is_send && req->u.s.adapt) {
+        *n = req->u.s.adapt->ncand, *cur = req->u.s.adapt->cur;
+        return req->u.s.adapt->cand;
+    }
+    if (!req->is_send && req->u.r.adapt) {
+        *n = req->u.r.adapt->ncand, *cur = req->u.r.adapt->cur;
+        return req->u.r.adapt->cand;
+    }
+    if (req->proc_null || (!req->is_send && !req->u.r.ready)) {
+        *n = 0, *cur = -1;
+        return NULL;
+    }
+    one->count = req->is_send ? req->u.s.ntrans : req->u.r.ntrans;
+    one->cut = req->is_send ? req->u.s.cut : (req->u.r.hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT) != 0;
+    one->split = 0; /* the timer's splits are told apart (Partita_Request_why) */
+    return one;
+}
+
 int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current)
 {
     pt_request *req = pt_lookup(request);
@@ -658,20 +734,9 @@ int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts
                        "the request is not a partitioned request");
     if (!ncand || !current)
         return pt_fail_null("Partita_Request_layouts", ncand ? "current" : "ncand");
-    const pt_layout *cand = NULL;
     pt_layout one;
-    int n = 1, cur = 0;
-    if (req->is_send && req->u.s.adapt) {
-        cand = req->u.s.adapt->cand, n = req->u.s.adapt->ncand, cur = req->u.s.adapt->cur;
-    } else if (!req->is_send && req->u.r.adapt) {
-        cand = req->u.r.adapt->cand, n = req->u.r.adapt->ncand, cur = req->u.r.adapt->cur;
-    } else if (req->proc_null || (!req->is_send && !req->u.r.ready)) {
-        n = 0, cur = -1;
-    } else {
-        one.count = req->is_send ? req->u.s.ntrans : req->u.r.ntrans; /* the only layout */
-        one.cut = req->is_send ? req->u.s.cut : (req->u.r.hs[PT_HS_FLAGS] & PT_HS_FLAG_CUT) != 0;
-        cand = &one;
-    }
+    int n, cur;
+    const pt_layout *cand = layouts_of(req, &one, &n, &cur);
     for (int k = 0; k < n && k < max; k++) {
         if (counts)
             counts[k] = cand[k].count;
@@ -685,8 +750,9 @@ int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts
 
 static int layout_words(char *out, size_t len, pt_layout l)
 {
-    return snprintf(out, len, "%d %s", l.count,
-                    l.cut ? (l.count == 1 ? "piece" : "pieces (cut)") : (l.count == 1 ? "message" : "groups"));
+    return snprintf(out, len, "%d %s%s", l.count,
+                    l.cut ? (l.count == 1 ? "piece" : "pieces (cut)") : (l.count == 1 ? "message" : "groups"),
+                    l.split ? ", split when its marking stalls" : "");
 }
 
 /* "; transport NAME" and what the transport adds of itself. */
@@ -703,11 +769,13 @@ static void put_transport(const pt_request *req, char *text, size_t cap, size_t 
 
 int Partita_Request_why(MPI_Request request, char *text, int len)
 {
-    int counts[PTA_MAX_CANDIDATES], cuts[PTA_MAX_CANDIDATES], n = 0, cur = -1;
-    int rc = Partita_Request_layouts(request, PTA_MAX_CANDIDATES, counts, cuts, &n, &cur);
+    int n = 0, cur = -1;
+    int rc = Partita_Request_layouts(request, 0, NULL, NULL, &n, &cur);
     if (rc != MPI_SUCCESS || !text || len < 1)
         return rc;
     pt_request *req = pt_lookup(request);
+    pt_layout one;
+    const pt_layout *cand = layouts_of(req, &one, &n, &cur);
     size_t cap = (size_t)len, at = 0;
     const char *policy = req->is_send ? pt_policy_name(req->settings.policy)
                          : req->u.r.ready ? pt_policy_name((pt_policy)req->u.r.hs[PT_HS_POLICY])
@@ -718,7 +786,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
         return MPI_SUCCESS;
     }
     char words[64];
-    layout_words(words, sizeof words, (pt_layout){ counts[cur], cuts[cur] });
+    layout_words(words, sizeof words, cand[cur]);
     if (n == 1) {
         PUT("%s: %s, %s at init", policy, words, req->is_send ? "planned" : "as the sender planned");
         if (req->settings.policy == PT_POLICY_ADAPTIVE && req->is_send)
@@ -768,7 +836,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
     }
     PUT("%s, round %d: layout #%d (%s) of", policy, pt_request_round(req), cur, words);
     for (int k = 0; k < n; k++) {
-        layout_words(words, sizeof words, (pt_layout){ counts[k], cuts[k] });
+        layout_words(words, sizeof words, cand[k]);
         PUT("%s #%d %s", k ? "," : "", k, words);
     }
     if (req->is_send) {

@@ -118,9 +118,14 @@ int pt_recv_start(pt_request *req)
         if ((rc = setup(req)) != MPI_SUCCESS)
             return rc;
     }
+    int rc = begin_round(req);
+    /* After it (the adaptive policy's round may have swapped in a layout that
+     * splits), not in it: progress begins a round too, from the waiters'
+     * own poll, which holds their list. A round deferred for its layout is
+     * listed already and stays so while its split receives need it. */
     if (r->split)
         pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
-    return begin_round(req);
+    return rc;
 }
 
 int pt_recv_progress(pt_request *req, int lo, int hi)

@@ -57,6 +57,9 @@ void pt_list_remove(pt_request_list *l, struct pt_request *req)
     unlock_list(l);
 }
 
+void pt_list_hold(pt_request_list *l) { lock_list(l); }
+void pt_list_release(pt_request_list *l) { unlock_list(l); }
+
 int pt_list_pending(pt_request_list *l) { return atomic_load_explicit(&l->count, memory_order_relaxed) > 0; }
 
 void pt_list_poll(pt_request_list *l, int (*visit)(struct pt_request *req))

@@ -31,6 +31,10 @@ void pt_lists_serial(int serial);
 void pt_list_add(pt_request_list *l, struct pt_request *req);
 void pt_list_remove(pt_request_list *l, struct pt_request *req);
 int pt_list_pending(pt_request_list *l);
+/* Keep polls (and changes of the list) out while a listed request changes
+ * what a visit reads: the caller's hold ends with pt_list_release. */
+void pt_list_hold(pt_request_list *l);
+void pt_list_release(pt_request_list *l);
 /* Call visit on every listed request (skipped when another thread is polling);
  * an entry whose visit returns 1 is removed. */
 void pt_list_poll(pt_request_list *l, int (*visit)(struct pt_request *req));

@@ -47,7 +47,7 @@ int pt_send_init(pt_request *req)
             return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d transport messages", N);
         for (int j = 0; !cut && j <= N; j++)
             s->bound[j] = ptm_group_first(P, N, j);
-        if ((rc = pt_flush_init(req)) != MPI_SUCCESS)
+        if ((rc = pt_flush_init(req, req->settings.policy == PT_POLICY_TIMER)) != MPI_SUCCESS)
             return rc;
         if ((rc = req->tp_ops->send_init(req)) != MPI_SUCCESS)
             return rc;
