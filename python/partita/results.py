@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import reprlib
+import stat
 import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -127,27 +128,50 @@ def replaces_input(out: Path, folders: Collection[Path]) -> bool:
         return False
 
 
+def folder_blocker(target: Path) -> Path | None:
+    """What stops the folder of `target` from being used or made (saving makes it): the nearest path
+    above the file that exists, when it is not a folder (a file of that name); else None. (mkdir
+    says only 'File exists' there.)"""
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return None if folder.is_dir() else folder
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_json_atomically(path: Path, doc, check: Callable[[Path], object] | None = None) -> None:
-    """Write doc as JSON to path through a file beside it, renamed into place: a reader never sees
+    """write_text_atomically of doc as JSON."""
+    write_text_atomically(path, json.dumps(doc, indent=1) + "\n", check)
+
+
+def write_text_atomically(path: Path, text: str, check: Callable[[Path], object] | None = None) -> None:
+    """Write text to path through a file beside it, renamed into place: a reader never sees
     half a file, and a failed write, or a `check` of the new file that raises, leaves what was at
     path as it was (and no file beside it). The folder must exist."""
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".new",
-                                     delete=False) as f:
-        tmp = Path(f.name)
-        try:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        except BaseException:
-            f.close()
-            tmp.unlink(missing_ok=True)
-            raise
+    # a symlink is followed (it was replaced by the file); a device or a FIFO (-o /dev/stdout) is
+    # written through: renamed onto, it became a regular file (/dev/null, as root)
+    path = Path(os.path.realpath(path))
+    through = path.exists() and not path.is_file()
+    fd, name = tempfile.mkstemp(dir=None if through else path.parent, prefix=f".{path.name}.", suffix=".new")
+    tmp = Path(name)
     try:
+        with open(fd, "w") as f:  # closing it writes the rest: a full disk fails here too
+            f.write(text)
+        # the mode of the file replaced, else the umask's (mkstemp makes it 0600)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode) if path.is_file() else 0o666 & ~_umask())
         if check is not None:
             check(tmp)
-        os.replace(tmp, path)
-    except BaseException:
+        if through:
+            path.write_text(text)
+        else:
+            os.replace(tmp, path)
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
 
 
 def is_params_file(path: Path) -> bool:

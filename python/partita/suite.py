@@ -71,20 +71,27 @@ def load_suite(name_or_path: str) -> Suite:
         text, label, name = res.read_text(), f"suite {name_or_path}", name_or_path
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+    except ValueError as e:  # TOMLDecodeError, or an integer of more digits than Python converts (4300)
         raise SuiteError(f"{label}: invalid TOML ({e})") from e
     return parse_suite(data, name, label)
 
 
-def positive_int(value, what: str) -> int:
+# Launches of every implementation of a run: a thousand already take hours on the quick suite; a
+# larger count is a typo, whose list of launches alone ran out of memory before any started.
+MAX_REPEAT = 1000
+
+
+def positive_int(value, what: str, most: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise SuiteError(f"{what} must be a positive whole number")
+    if most is not None and value > most:
+        raise SuiteError(f"{what} must be at most {most}, not {value}")
     return value
 
 
 def parse_suite(data: dict, name: str, label: str) -> Suite:
     default_np = data.get("np", 2)
-    default_repeat = positive_int(data.get("repeat", 1), f"{label}: 'repeat'")
+    default_repeat = positive_int(data.get("repeat", 1), f"{label}: 'repeat'", MAX_REPEAT)
     runs = data.get("run")
     if not isinstance(runs, list) or not runs:
         raise SuiteError(f"{label}: no [[run]] entries")
@@ -108,7 +115,7 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
             raise SuiteError(f"{where}: 'args' must be a list of strings")
         np = positive_int(r.get("np", default_np), f"{where}: 'np'")
-        repeat = positive_int(r.get("repeat", default_repeat), f"{where}: 'repeat'")
+        repeat = positive_int(r.get("repeat", default_repeat), f"{where}: 'repeat'", MAX_REPEAT)
         impls = r.get("impl", ["native"])
         if isinstance(impls, str):
             impls = [impls]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 
 import pytest
 
@@ -122,7 +123,10 @@ def test_run_with_out_in_an_unwritable_place(tmp_path, build_dir):
 
 @pytest.mark.parametrize("impl, why", [("bogus", "implementation"), ("partita:", "implementation"),
                                        ("native,partita", "implementation"), (",", "--impl has an empty entry"),
-                                       ("native,,partita:none", "--impl has an empty entry (got 'native,,partita:none')")])
+                                       ("native,,partita:none", "--impl has an empty entry (got 'native,,partita:none')"),
+                                       # libpartita refuses these counts in MPI_Init: every launch failed
+                                       ("partita:fixed0", "partita:fixed<N>"), ("partita:fixed-4", "partita:fixed<N>"),
+                                       ("partita:fixed" + "9" * 5000, "partita:fixed<N>")])
 def test_run_with_a_bad_implementation(tmp_path, build_dir, impl, why):
     p = run_cli("run", "--build", build_dir, "--out", str(tmp_path), "--impl", impl)
     assert_clean_error(p, "run", 2, why)
@@ -619,6 +623,9 @@ def test_build_description_that_is_not_one(tmp_path, content, words):
     (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = nan\n', "'timeout'"),
     (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = inf\n', "'timeout'"),
     (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\ntimeout = true\n', "'timeout'"),
+    # listing a billion launches ran out of memory before any started
+    (b'repeat = 1000000000\n[[run]]\nname = "p"\nprogram = "partita-p2p"\n', "'repeat' must be at most 1000"),
+    (b'[[run]]\nname = "p"\nprogram = "partita-p2p"\nnp = ' + b"9" * 5000 + b"\n", "invalid TOML"),  # a traceback
 ])
 def test_suite_file_that_is_not_one(tmp_path, build_dir, content, words):
     suite = tmp_path / "s.toml"
@@ -635,6 +642,8 @@ def test_suite_file_that_is_not_one(tmp_path, build_dir, content, words):
     ("-p", "99999999999999999999", "--partitions"),      # OverflowError in the model's int
     ("-p", "1048577", "--partitions"),                   # beyond partita-p2p's limit
     ("-m", "1:1208925819614629174706176", "powers of two"),   # 2^80 bytes wrapped to nonsense
+    ("-m", "1:" + "9" * 5000, "is not a size"),            # int() refused it: a message naming no input
+    ("--delay", "1e10", "--delay"),   # beyond partita-p2p's 1e9 us: tune launched it, model printed 300 digits
 ])
 def test_model_and_tune_option_beyond_their_limits(tmp_path, command, option, value, words):
     p = run_cli(command, option, value, *(["-o", str(tmp_path / "t.json")] if command == "tune" else []))
@@ -749,3 +758,170 @@ def test_a_plot_named_after_a_folder_and_an_empty_build_are_errors(tmp_path):
     assert "Traceback" not in p.stderr and p.returncode == 2 and "is a folder" in p.stderr, p.stderr
     assert not (tmp_path / "figs.png").exists()
     assert_clean_error(run_cli("model", "--build", "", "-m", "1K:4K", "-p", "4"), "model", 2, "--build ''")
+
+
+def test_run_with_a_repeat_beyond_the_limit(tmp_path, build_dir):
+    # the list of a billion launches ran out of memory (a MemoryError traceback, or a machine swapping)
+    p = run_cli("run", "--build", build_dir, "--out", str(tmp_path), "--repeat", "1000000000", timeout=60)
+    assert_clean_error(p, "run", 2, "--repeat must be at most 1000")
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command, option, value", [
+    (["model", "--validate", "-i", "3"], "--delays", "50,1e10"),
+    (["model", "--validate"], "--iterations", "100000001"),   # partita-p2p's limit is 10^8
+    (["tune", "-i", "3"], "--screen", "100000001"),
+    (["tune", "--screen", "3"], "--iterations", "100000001"),
+])
+def test_measuring_option_beyond_the_benchmarks_limit_is_refused_before_measuring(tmp_path, command, option, value):
+    # partita-p2p refused it only after the all-at-once cases (model) or the screening runs (tune) were measured
+    p = run_cli(*command, option, value, "-m", "16K:16K", "-p", "4", *(["-o", str(tmp_path / "t.json")]
+                                                                        if command[0] == "tune" else []))
+    assert_clean_error(p, command[0], 2, option)
+    assert "running:" not in p.stderr and not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("t_part, t_last", [([1e308, 1e308], [-1e308, -1e308]),   # the spread overflowed: NaN
+                                            ([1e20, 1e20], [1.0, 1.0])])          # advised on 0.0 us everywhere
+def test_advise_on_samples_beyond_any_clock(tmp_path, t_part, t_last):
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps(p2p_doc_with_samples(t_part, t_last)))
+    assert_clean_error(run_cli("advise", str(f)), "advise", 2, "p2p.json", "no complete round")
+
+
+@pytest.mark.parametrize("big", [str(10**30), "9" * 5000])  # an OverflowError; a ValueError in json.loads
+def test_trace_with_an_integer_beyond_64_bits(tmp_path, big):
+    folder = trace_folder(tmp_path / "t")
+    rank = folder / "rank-00000.json"
+    doc = json.loads(rank.read_text())
+    doc["requests"][0]["rounds"][0]["start_ns"] = 123456789
+    rank.write_text(json.dumps(doc).replace("123456789", big))
+    for cmd in (["trace", "show", str(folder)], ["advise", str(folder)], ["project", str(folder), "--speedup", "2"],
+                ["trace", "export", str(folder), "--perfetto", str(tmp_path / "p.json")]):
+        name = " ".join(cmd[:2]) if cmd[0] == "trace" else cmd[0]
+        assert_clean_error(run_cli(*cmd), name, 2, str(rank))
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_trace_export_of_a_partition_whose_thread_is_unknown(tmp_path):
+    # the reader takes a null ready_thread; the timeline stopped on it with a TypeError
+    s, r = good_trace_requests()
+    s["rounds"][0]["ready_thread"] = [None, 1, 0, 1]
+    from trace_helpers import rank_doc, write_trace
+    folder = write_trace(tmp_path / "t", [rank_doc(0, 2, [s]), rank_doc(1, 2, [r])])
+    out = tmp_path / "p.json"
+    p = run_cli("trace", "export", str(folder), "--perfetto", str(out))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    names = {e["args"]["name"] for e in json.loads(out.read_text())["traceEvents"] if e["name"] == "thread_name"}
+    assert {"thread ?", "thread 0", "thread 1"} <= names, names
+
+
+def test_project_takes_a_suites_loggp_run_as_parameters_not_a_bad_result(tmp_path):
+    """The paper suite's folder holds a partita-loggp run (LogGP parameters) beside its pattern runs:
+    --results stopped on its schema, as compare once did."""
+    doc = {"schema": "partita.result/1", "benchmark": "halo3d", "results": [
+        {"case": {"strategy": s}, "metrics": {"time_us": {"summary": {}, "samples": [t]}}}
+        for s, t in (("single", 100.0), ("partitioned", 50.0))]}
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "halo3d-native.json").write_text(json.dumps(doc))
+    Params.from_segments([Segment(None, 0.2, 0.5, 0.4, 0.9, 1e-4, 2.5)],
+                         lib=library(build_info().lib_dir)).save(folder / "loggp-native.json")
+    runs = [{"name": n, "program": f"partita-{n}", "impl": "native", "status": "ok", "result": f"{n}-native.json"}
+            for n in ("loggp", "halo3d")]
+    (folder / "manifest.json").write_text(json.dumps({"schema": "partita.run/1", "suite": "t", "runs": runs}))
+    p = run_cli("project", str(trace_folder(tmp_path / "t")), "--results", str(folder))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "s = 2 (halo3d: single" in p.stdout
+    # a run of the folder that is no pattern benchmark: it was "no run named 'loggp' (runs: halo3d)"
+    p = run_cli("project", str(trace_folder(tmp_path / "t2")), "--results", str(folder), "--run", "loggp")
+    assert_clean_error(p, "project", 2, "'loggp' among its pattern benchmark runs (halo3d)")
+
+
+def test_an_output_under_a_file_names_the_file(tmp_path):
+    # mkdir said only "File exists", naming neither the file in the way nor what was wrong with it
+    blocker = tmp_path / "a-file"
+    blocker.write_text("kept")
+    results = results_folder(tmp_path / "r", json.dumps(result_doc()))
+    p = run_cli("tune", "-m", "4K:4K", "-p", "2", "-o", str(blocker / "sub" / "t.json"))
+    assert_clean_error(p, "tune", 2, f"{blocker} is not a folder")
+    p = run_cli("report", str(results), "-o", str(blocker / "r.html"))
+    assert_clean_error(p, "report", 2, f"{blocker} is not a folder")
+    assert blocker.read_text() == "kept"
+
+
+@pytest.mark.parametrize("where", ["o_pready", "o_s"])
+def test_loggp_file_with_a_cost_beyond_any_plausible_one(tmp_path, where):
+    # the library reads any finite number: advise stopped on an infinite timer delta (OverflowError),
+    # model printed 300-digit times
+    f = tmp_path / "loggp.json"
+    Params.from_segments([Segment(None, 0.2, 0.5, 0.4, 0.9, 1e-4, 2.5)], lib=library(build_info().lib_dir)).save(f)
+    doc = json.loads(f.read_text())
+    (doc if where == "o_pready" else doc["segments"][0])[where] = 1e308
+    f.write_text(json.dumps(doc))
+    samples = tmp_path / "p2p.json"
+    samples.write_text(json.dumps(p2p_doc_with_samples([5.0, 6.0], [1.0, 1.0])))
+    assert_clean_error(run_cli("advise", str(samples), "--loggp", str(f)), "advise", 2, str(f), where)
+    assert_clean_error(run_cli("model", "--params", str(f), "-m", "1K:4K"), "model", 2, str(f), where)
+
+
+def test_trace_leaves_no_empty_default_folder(tmp_path, monkeypatch, capsys):
+    """Without --out the folder results/<timestamp>-trace was made before the program ran and kept
+    empty when it wrote no trace; a file named results stopped trace with a traceback."""
+    from partita.cli import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PARTITA_BUILD", str(build_info().path))
+    (tmp_path / "results").write_text("not a folder")
+    assert main(["trace", "--", "true"]) == 2
+    assert "partita trace: error: cannot create the trace folder in results" in capsys.readouterr().err
+    (tmp_path / "results").unlink()
+    assert main(["trace", "--", "true"]) == 1
+    assert "wrote no trace" in capsys.readouterr().err
+    assert not any((tmp_path / "results").iterdir())
+
+
+def test_a_saved_table_follows_a_symlink_and_writes_through_a_device(tmp_path):
+    """tune -o and loggp -o save through a file renamed into place: renamed onto a symlink it replaced
+    the link, onto a device (-o /dev/null, as root) it replaced the device with a regular file."""
+    from partita.results import write_json_atomically
+    target = tmp_path / "table.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_json_atomically(link, {"a": 1})
+    assert link.is_symlink() and json.loads(target.read_text()) == {"a": 1}
+    if os.geteuid() == 0:  # a device node of its own (the machine's /dev/null is never risked)
+        dev = tmp_path / "null"
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        write_json_atomically(dev, {"a": 1})
+        assert stat.S_ISCHR(dev.stat().st_mode)
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(["table.json", "link.json"]
+                                                                  + (["null"] if os.geteuid() == 0 else []))
+
+
+def test_a_report_that_cannot_be_written_whole_leaves_the_last_one(tmp_path):
+    """The report was written in place: a full disk (here a file size limit) left half a page where
+    the last report was."""
+    import resource
+    import subprocess
+    import sys
+    folder = results_folder(tmp_path / "r", json.dumps(result_doc()))
+    (folder / "report.html").write_text("the last report\n")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    p = subprocess.run([sys.executable, "-m", "partita.cli", "report", str(folder)], capture_output=True, text=True,
+                       env={**os.environ, "PARTITA_BUILD": str(build_info().path)}, preexec_fn=small_files,
+                       timeout=300)
+    assert_clean_error(p, "report", 2, str(folder / "report.html"))
+    assert (folder / "report.html").read_text() == "the last report\n"
+    assert sorted(f.name for f in folder.iterdir()) == ["manifest.json", "p2p-native.json", "report.html"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["status", "--hosts", "4"], "--hosts: only with `up`"),         # ignored: status of the 2-host cluster
+    (["status", "--rate", "1gbit", "--mtu", "1500"], "--rate, --mtu: only with `up`"),
+    (["up", "--rate", ""], "--rate is empty"),                       # cluster.sh: "line 171: 2: parameter null"
+])
+def test_cluster_options_that_would_do_nothing(args, words):
+    assert_clean_error(run_cli("cluster", *args), "cluster", 2, words)

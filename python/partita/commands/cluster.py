@@ -20,17 +20,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("action", choices=["up", "down", "status"],
                    help="up: (re)create, removing any leftover first; down: remove (idempotent); status: show")
-    p.add_argument("--hosts", type=int, default=2, help="hosts (up; 2..64, default 2)")
-    p.add_argument("--rate", default=DEFAULT_RATE, help=f"link rate in tc units, e.g. 1gbit, 500mbit (up; default "
-                   f"{DEFAULT_RATE})")
-    p.add_argument("--mtu", type=int, default=9000, help="link MTU in bytes (up; default 9000)")
+    # defaults filled in by main: None says "not given", which `down` and `status` refuse
+    p.add_argument("--hosts", type=int, help="hosts (up; 2..64, default 2)")
+    p.add_argument("--rate", help=f"link rate in tc units, e.g. 1gbit, 500mbit (up; default {DEFAULT_RATE})")
+    p.add_argument("--mtu", type=int, help="link MTU in bytes (up; default 9000)")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    given = [f"--{name}" for name in ("hosts", "rate", "mtu") if getattr(args, name) is not None]
+    if given and args.action != "up":  # ignored, they would hide a mistake (the user thinks they took effect)
+        print(f"partita cluster: error: {', '.join(given)}: only with `up` (`{args.action}` takes no option)",
+              file=sys.stderr)
+        return 2
+    if args.rate is not None and not args.rate.strip():  # cluster.sh: "line 171: 2: parameter null or not set"
+        print("partita cluster: error: --rate is empty: give a rate in tc units, e.g. 1gbit", file=sys.stderr)
+        return 2
     cmd = ["bash", str(CLUSTER_SH), args.action]
     if args.action == "up":
-        cmd += ["--hosts", str(args.hosts), "--rate", args.rate, "--mtu", str(args.mtu)]
+        cmd += ["--hosts", str(2 if args.hosts is None else args.hosts),
+                "--rate", DEFAULT_RATE if args.rate is None else args.rate,
+                "--mtu", str(9000 if args.mtu is None else args.mtu)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:

@@ -11,7 +11,7 @@ from ..launch import BuildInfo, LaunchError, check_launcher
 from ..model import ModelError, default_params_path, library
 from ..model.loggp import format_segments, format_sizes, measure
 from ..model.options import warn_if_busy
-from ..results import write_json_atomically
+from ..results import folder_blocker, write_json_atomically
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,15 +43,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-def _folder_blocker(target: Path) -> Path | None:
-    """What stops the folder of `target` from being used or made (saving makes it): the nearest path
-    above the file that exists, when it is not a folder (a file of that name); else None."""
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return None if folder.is_dir() else folder
-
-
 def main(args: argparse.Namespace) -> int:
     prog = "partita loggp"
     if args.iterations < 1 or args.passes < 1:
@@ -79,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
         if target is not None and target.is_dir():
             raise ModelError(f"{target} is a directory; --output needs a file name")
         # checked before the measurement, which takes minutes: the file is saved after it
-        blocker = _folder_blocker(target) if target is not None else None
+        blocker = folder_blocker(target) if target is not None else None
         if blocker:
             where = f"--output {target}" if args.output is not None else f"cannot save to {target}"
             raise ModelError(f"{where}: {blocker} is not a folder")

@@ -4,16 +4,16 @@ Figure 3 of the IB-verbs paper) and its validation against measurements."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from ..launch import BuildInfo, LaunchError
 from ..model import ModelError, library
 from ..model.loggp import format_segments
-from ..model.options import (load_params, parse_float_list, parse_int_list, parse_size_range, sizes_in,
-                             warn_if_busy)
+from ..model.options import (MAX_ITERATIONS, check_delay, load_params, parse_float_list, parse_int_list,
+                             parse_size_range, sizes_in, warn_if_busy)
 from ..model.tables import format_choices, optimal_choices, plot, table1_ranges
+from ..results import write_json_atomically
 
 PROG = "partita model"
 
@@ -76,8 +76,7 @@ def main(args: argparse.Namespace) -> int:
             return validate_main(args, build, params)
         rng = parse_size_range(args.message_size)
         parts = parse_int_list(args.partitions, "--partitions")
-        if not args.delay >= 0 or args.delay == float("inf"):
-            raise ValueError("--delay must be a finite number >= 0")
+        check_delay(args.delay, "--delay")
     except (ValueError, ModelError, LaunchError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -134,8 +133,8 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
     rng = parse_size_range(args.message_size)
     parts = parse_int_list(args.partitions, "--partitions", minimum=2)
     delays = parse_float_list(args.delays, "--delays")
-    if args.iterations < 3:
-        raise ValueError("--iterations must be at least 3")
+    if not 3 <= args.iterations <= MAX_ITERATIONS:
+        raise ValueError(f"--iterations must be from 3 to {MAX_ITERATIONS}")
     if args.threads < 0:
         raise ValueError("--threads must be >= 0")
     if not 0 <= args.quantile <= 1:
@@ -166,7 +165,7 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
         cfg = {"sizes": list(rng), "partitions": parts, "delays_us": delays, "iterations": args.iterations,
                "laggard_threads": args.threads, "quantile": args.quantile}
         try:
-            args.json.write_text(json.dumps(as_json(cases, params, cfg), indent=1) + "\n")
+            write_json_atomically(args.json, as_json(cases, params, cfg))
         except OSError as e:
             print(f"{PROG}: error: cannot write {args.json}: {e}", file=sys.stderr)
             return 2

@@ -12,7 +12,7 @@ from ..option_lists import list_entries
 from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_rank_count, parse_impl
 from ..report import explain_run
 from ..runner import results_folder, run_suite
-from ..suite import SuiteError, builtin_suites, load_suite
+from ..suite import MAX_REPEAT, SuiteError, builtin_suites, load_suite
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,6 +60,9 @@ def main(args: argparse.Namespace) -> int:
         if getattr(args, opt) is not None and getattr(args, opt) < 1:
             print(f"partita run: error: --{opt} must be at least 1", file=sys.stderr)
             return 2
+    if args.repeat is not None and args.repeat > MAX_REPEAT:
+        print(f"partita run: error: --repeat must be at most {MAX_REPEAT}, not {args.repeat}", file=sys.stderr)
+        return 2
     try:
         impls = [s.strip() for s in list_entries(args.impl, "--impl")] if args.impl is not None else None
     except ValueError as e:

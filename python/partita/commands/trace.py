@@ -90,10 +90,15 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
         tracer = BuildInfo.find(build_dir).tracer
     except LaunchError as e:
         return fail(str(e))
-    folder = (out or results_folder(Path("results"), "trace")).resolve()
+    # made here (results_folder makes the default one): removed again, if still empty, when the
+    # program writes no trace
+    made = out is None or not out.exists()
+    try:
+        folder = (out or results_folder(Path("results"), "trace")).resolve()
+    except OSError as e:  # ./results is a file, or not writable
+        return fail(f"cannot create the trace folder in results: {e.strerror or e}; give --out")
     if folder.is_dir() and any(folder.glob(RANK_GLOB)):
         return fail(f"{folder} already holds a trace ({RANK_GLOB}); give another --out")
-    made = not folder.exists()  # removed again, if still empty, when the program writes no trace
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # a file of that name, a file on the way, no permission

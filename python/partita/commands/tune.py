@@ -11,9 +11,9 @@ from pathlib import Path
 from ..launch import BuildInfo, LaunchError
 from ..model import ModelError, Table, library
 from ..model.experiments import Pattern
-from ..model.options import load_params, parse_int_list, parse_size_range, warn_if_busy
+from ..model.options import MAX_ITERATIONS, check_delay, load_params, parse_int_list, parse_size_range, warn_if_busy
 from ..model.tune import default_table_path, format_entries, table_document, tune
-from ..results import write_json_atomically
+from ..results import folder_blocker, write_json_atomically
 
 PROG = "partita tune"
 
@@ -52,10 +52,9 @@ def main(args: argparse.Namespace) -> int:
         params = load_params(args.params, PROG)
         rng = parse_size_range(args.message_size)
         parts = parse_int_list(args.partitions, "--partitions", minimum=2)
-        if args.screen < 3 or args.iterations < 3:
-            raise ValueError("--screen and --iterations must be at least 3")
-        if not args.delay >= 0 or args.delay == float("inf"):
-            raise ValueError("--delay must be a finite number >= 0")
+        if not 3 <= min(args.screen, args.iterations) <= max(args.screen, args.iterations) <= MAX_ITERATIONS:
+            raise ValueError(f"--screen and --iterations must be from 3 to {MAX_ITERATIONS}")
+        check_delay(args.delay, "--delay")
         if args.threads is not None and args.delay == 0:
             raise ValueError("--threads: only with --delay, which makes thread 0's partitions late (without it every "
                              "partition is ready at once and no thread is late)")
@@ -67,6 +66,8 @@ def main(args: argparse.Namespace) -> int:
         out = args.output or default_table_path()
         if out.is_dir():
             raise ValueError(f"{out} is a directory; --output needs a file name")
+        if folder_blocker(out):
+            raise ValueError(f"cannot write the table to {out}: {folder_blocker(out)} is not a folder")
         try:  # before the search, not after it: the table's folder must be there
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:

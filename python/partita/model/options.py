@@ -15,10 +15,17 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 # 2^20, as results.py checks a result's (a count beyond a C int overflowed the model).
 MAX_BYTES = 1 << 62
 MAX_PARTITIONS = 1 << 20
+# partita-p2p's own limit on a laggard's delay (--noise delay:US), 1000 s: beyond it the
+# benchmark refuses the run, and the model's times lose every digit that tells candidates apart
+MAX_DELAY_US = 1e9
+# partita-p2p's own limit on --iterations: beyond it the benchmark refuses the run (after the
+# searches' screening runs had been measured)
+MAX_ITERATIONS = 10**8
 
 
 def parse_bytes(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    # at most 40 digits, far beyond MAX_BYTES: int() refuses a number of more than 4300
+    m = re.fullmatch(r"\s*(\d{1,40})\s*([KMG]?)(?:i?B)?\s*", text, re.IGNORECASE)
     if not m:
         raise ValueError(f"'{text}' is not a size (e.g. 4096, 64K, 1M)")
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
@@ -57,14 +64,19 @@ def parse_int_list(text: str, what: str, minimum: int = 1, maximum: int = MAX_PA
     return vals
 
 
+def check_delay(value: float, what: str) -> None:
+    if not 0 <= value <= MAX_DELAY_US:
+        raise ValueError(f"{what} must be a number from 0 to {MAX_DELAY_US:g} us (got {value:g})")
+
+
 def parse_float_list(text: str, what: str) -> list[float]:
     entries = list_entries(text, what)
     try:
         vals = [float(v) for v in entries]
     except ValueError:
         raise ValueError(f"{what} must be a comma-separated list of numbers (got '{text}')") from None
-    if not vals or any(not v >= 0 or v == float("inf") for v in vals):
-        raise ValueError(f"{what} must be finite numbers >= 0 (got '{text}')")
+    if not vals or any(not 0 <= v <= MAX_DELAY_US for v in vals):
+        raise ValueError(f"{what} must be numbers from 0 to {MAX_DELAY_US:g} (got '{text}')")
     return vals
 
 
@@ -86,11 +98,23 @@ def load_params(path: Path | None, prog: str, mpi_library: str | None = None) ->
     the built-in defaults with a warning when that file is unusable (those of
     `mpi_library`, a MPI_Get_library_version string, when given: libpartita's choice)."""
     if path is not None:
-        return Params.load(path)
+        return _plausible(Params.load(path), path)
     default, from_env = default_params_path()
     if default is not None and (from_env or default.exists()):
         try:
-            return Params.load(default)
+            return _plausible(Params.load(default), default)
         except ModelError as e:
             print(f"{prog}: warning: {e}; using built-in defaults", file=sys.stderr)
     return Params.default_for(mpi_library) if mpi_library else Params.default()
+
+
+def _plausible(params: Params, path: Path) -> Params:
+    """ModelError for a cost beyond MAX_DELAY_US (the library reads any finite number): the
+    model's times overflowed (advise stopped on an infinite timer delta) or lost every digit."""
+    costs = [("o_pready", params.o_pready)] + [
+        (f"segment {i} {name}", getattr(seg, name))
+        for i, seg in enumerate(params.segments) for name in ("L", "o_s", "o_r", "g", "G", "handshake_us")]
+    for name, value in costs:
+        if not value <= MAX_DELAY_US:
+            raise ModelError(f"{path}: {name} is {value:g}, beyond any plausible cost (at most {MAX_DELAY_US:g})")
+    return params

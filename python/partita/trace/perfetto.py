@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from partita.results import write_text_atomically
 from partita.trace.reader import Request, Trace
 
 # Chrome's reserved colour names (Perfetto colours by name instead).
@@ -26,6 +27,7 @@ LAGGARD_COLOUR = "terrible"
 PARTITION_COLOUR = "good"
 ROUND_COLOUR = "grey"
 ROUND_TRACK = 100_000  # tids of the rounds tracks: ROUND_TRACK + request id
+UNKNOWN_THREAD = -1   # a partition whose ready_thread is null: on a track of its own
 
 
 def _us(t_ns: int, origin_ns: int) -> float:
@@ -66,7 +68,8 @@ def _partition_slices(send: Request, recv: Request | None) -> list[dict]:
             if not known:
                 end = rd.complete_ns if rd.complete_ns is not None and rd.complete_ns >= t else t
             name = f"{'LAGGARD ' if p == laggard else ''}p{p}{'' if known else ' (arrival unknown)'}"
-            out.append({"thread": rd.ready_thread[p] if rd.ready_thread else 0, "start": t, "end": end,
+            thread = rd.ready_thread[p] if rd.ready_thread else 0
+            out.append({"thread": UNKNOWN_THREAD if thread is None else thread, "start": t, "end": end,
                         "name": name, "laggard": p == laggard,
                         "args": {"request": send.id, "peer": send.peer, "tag": send.tag, "round": i,
                                  "partition": p, "bytes": send.partition_bytes,
@@ -112,7 +115,8 @@ def trace_events(trace: Trace) -> list[dict]:
     for rank, tid in sorted(tracks):
         thread, lane = divmod(tid, 1000)
         events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
-                       "args": {"name": f"thread {thread}" + (f" +{lane}" if lane else "")}})
+                       "args": {"name": f"thread {'?' if thread == UNKNOWN_THREAD else thread}"
+                                        + (f" +{lane}" if lane else "")}})
         events.append({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": tid, "args": {"sort_index": tid}})
     for q in trace.requests:
         tid = ROUND_TRACK + q.id
@@ -133,5 +137,5 @@ def write_perfetto(trace: Trace, path: str | Path) -> Path:
     path = Path(path)
     doc = {"traceEvents": trace_events(trace), "displayTimeUnit": "ns",
            "otherData": {"source": "partita.trace/1", "folder": str(trace.folder)}}
-    path.write_text(json.dumps(doc))
+    write_text_atomically(path, json.dumps(doc))
     return path

@@ -8,7 +8,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..results import ResultError, load_result, load_run_dir
+from ..results import ResultError, is_params_file, load_result, load_run_dir
 from ..stats import number
 from .analysis import rank_shares
 from .reader import Trace
@@ -74,8 +74,9 @@ def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
     path = Path(path)
     if path.is_dir():
         manifest = load_run_dir(path)
+        # a suite's partita-loggp run wrote LogGP parameters, not a result
         docs = [(r["name"], r["impl"], load_result(path / r["result"])) for r in manifest.get("runs", [])
-                if r.get("status") == "ok" and r.get("result")]
+                if r.get("status") == "ok" and r.get("result") and not is_params_file(path / r["result"])]
     else:
         doc = load_result(path)
         docs = [(doc.get("benchmark", "?"), "native", doc)]
@@ -95,7 +96,8 @@ def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
             comm.setdefault(name, {}).setdefault(variant, []).extend(
                 a - b for a, b in zip(map(number, t), map(number, c)) if a is not None and b is not None)
     if run is not None and run not in comm:
-        raise ResultError(f"{path}: no run named {run!r} (runs: {', '.join(comm) or 'none'})")
+        raise ResultError(f"{path}: no run named {run!r} among its pattern benchmark runs "
+                          f"({', '.join(comm) or 'none'})")
     for name in [run] if run is not None else list(comm):
         variants = {v: x for v, x in comm[name].items() if x}
         base = next((s for s in BASELINES if s in variants), None)

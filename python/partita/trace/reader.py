@@ -9,6 +9,7 @@ MPI_Finalize wall times); a missing time (null) stays None.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,6 +146,8 @@ def _load_rank(path: Path) -> RankTrace:
             raise TraceError(f"{path}: truncated JSON (the file ends at byte {len(text)} mid-document; "
                              "did the program end before MPI_Finalize?)") from e
         raise TraceError(f"{path}: not valid JSON ({e})") from e
+    except ValueError as e:  # an integer of more digits than Python converts (4300)
+        raise TraceError(f"{path}: not valid JSON ({e})") from e
     try:
         return _rank_from(path, doc)
     except _Bad as e:
@@ -161,12 +164,18 @@ def _get(d: dict, key: str, where: str):
     return d[key]
 
 
+def _is_int64(v) -> bool:
+    """What the tracer writes (int64_t): a larger JSON integer overflowed the analysis's floats."""
+    return isinstance(v, int) and not isinstance(v, bool) and -(1 << 63) <= v < 1 << 63
+
+
 def _int(d: dict, key: str, where: str = "", nullable: bool = False) -> int | None:
     v = _get(d, key, where)
     if v is None and nullable:
         return None
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise _Bad(f"{where}{key!r} must be an integer{' or null' if nullable else ''}, not {v!r}")
+    if not _is_int64(v):
+        raise _Bad(f"{where}{key!r} must be an integer{' or null' if nullable else ''} (64 bits), "
+                   f"not {reprlib.repr(v)}")
     return v
 
 
@@ -265,8 +274,8 @@ def _times(r: dict, key: str, where: str, partitions: int, shift: int) -> list[i
         raise _Bad(f"{where}{key!r} must be a list of {partitions} entries (one per partition), got {got}")
     out = []
     for k, t in enumerate(v):
-        if t is not None and (not isinstance(t, int) or isinstance(t, bool)):
-            raise _Bad(f"{where}{key}[{k}] must be an integer or null, not {t!r}")
+        if t is not None and not _is_int64(t):
+            raise _Bad(f"{where}{key}[{k}] must be an integer or null (64 bits), not {reprlib.repr(t)}")
         out.append(None if t is None else t + shift)
     return out
 

@@ -15,6 +15,7 @@ from .advise import Case
 from .analysis import RoundPattern, laggard_stats, min_delta_us, round_patterns, spread_others_us
 from .reader import Request, Trace, TraceError, load_trace
 
+MAX_SAMPLE_US = (1 << 63) / 1e3
 LIBPARTITA_NOTE = "libpartita's default model policy (the trace does not record PARTITA_POLICY)"
 
 
@@ -130,7 +131,9 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
         rounds = []
         for tp, tl in zip(metrics["t_part_us"].get("samples") or [], metrics["t_last_us"].get("samples") or []):
             tp, tl = number(tp), number(tl)
-            if tp is None or tl is None:  # null (the harness's missing sample), NaN, infinite, not a number
+            # null (the harness's missing sample), NaN, infinite, not a number; or beyond what a 64-bit
+            # nanosecond clock holds, where the model's sums lose every digit or overflow
+            if tp is None or tl is None or max(abs(tp), abs(tl)) > MAX_SAMPLE_US:
                 continue
             ready = pattern.ready(P, max(0.0, tp - tl))
             threads = [u % T for u in range(P)] if pattern.name == "laggard" else [0] * P
