@@ -218,6 +218,17 @@ static int candidates(const opts *o, int rank, double *buf, int *counts, int *cu
     return n;
 }
 
+/* Rank 0's send or rank 1's receive of -s partitions of the -n doubles in buf (the environment's policy). */
+static MPI_Request pair_request(const opts *o, int rank, double *buf, int tag)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank == 0)
+        OK(MPI_Psend_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    else
+        OK(MPI_Precv_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    return req;
+}
+
 static void fake(const opts *o, int rank)
 {
     double *buf = calloc((size_t)o->n, sizeof *buf);
@@ -244,11 +255,7 @@ static void fake(const opts *o, int rank)
         }
         setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
     }
-    MPI_Request req;
-    if (rank == 0)
-        OK(MPI_Psend_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    else
-        OK(MPI_Precv_init(buf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    MPI_Request req = pair_request(o, rank, buf, 4);
     int used[MAX_ROUNDS], ncand = 0;
     for (int round = 0; round < o->rounds; round++) {
         OK(MPI_Start(&req));
@@ -426,11 +433,7 @@ static void split(const opts *o, int rank)
                            cuts[c] ? "c" : c == k ? "s" : "", c == k ? 5 : 50);
         setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
     }
-    MPI_Request req;
-    if (rank == 0)
-        OK(MPI_Psend_init(sbuf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    else
-        OK(MPI_Precv_init(rbuf, o->sparts, o->n / o->sparts, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    MPI_Request req = pair_request(o, rank, rank == 0 ? sbuf : rbuf, 5);
     int *used = calloc(MAX_ROUNDS, sizeof *used), *runs = calloc(MAX_ROUNDS, sizeof *runs), ncand = 0;
     long wrong = 0;
     for (int round = 0; round < o->rounds; round++) {
