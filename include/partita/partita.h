@@ -100,12 +100,11 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
  * round: the adaptive policy plans up to 4 and tries them online (on a
  * receive request once the set-up message arrived); other policies have one.
  * *ncand layouts (0 before set-up and with MPI_PROC_NULL); the message count
- * and cut flag (1: byte-balanced pieces of the buffer, 0: groups of whole
- * partitions) of the first max go to counts and cuts (either may be NULL);
- * *current is the index of the round's layout (-1 when there is none). The
- * adaptive policy's candidate that the timer splits (with a progress
- * thread) repeats an earlier candidate's count as groups;
- * Partita_Request_why tells it apart. */
+ * and kind (1: byte-balanced pieces of the buffer, 0: groups of whole
+ * partitions, 2: groups that the timer's flush splits when their marking
+ * stalls, the adaptive policy's candidate with a progress thread) of the
+ * first max go to counts and cuts (either may be NULL); *current is the
+ * index of the round's layout (-1 when there is none). */
 int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current);
 /* What a request's plan is and why, in words: the policy, the layout in use,
  * and for the adaptive policy the candidates and the last decision with the

@@ -32,10 +32,12 @@
  *     checks that there is no such candidate): a candidate of groups that the
  *     timer splits, the same groups as an earlier candidate. Fake costs make
  *     it the cheapest; every round the sender marks all partitions but
- *     partition 1, pauses 3 ms, then marks it. Every byte is checked, both
+ *     partition 1, pauses 10 ms, then marks it. Every byte is checked, both
  *     sides name the same layout, the split candidate is the one used in
- *     most of the later rounds, and its rounds sent runs (the stalled group's
- *     ready partitions went during the pause) where the others' sent none.
+ *     most of the later rounds, and at least half of its rounds sent runs (the
+ *     stalled group's ready partitions went during the pause; the progress
+ *     thread may not get a core in time on a busy machine) where the others'
+ *     rounds sent none.
  * Rank 0 sends, rank 1 receives (with -c self each rank sends to itself). */
 #include <unistd.h>
 
@@ -218,6 +220,9 @@ static int candidates(const opts *o, int rank, double *buf, int *counts, int *cu
     return n;
 }
 
+/* A layout's kind (Partita_Request_layouts) as PARTITA_ADAPT_TEST_COSTS writes it. */
+static const char *kind_suffix(int kind) { return kind == 1 ? "c" : kind == 2 ? "s" : ""; }
+
 /* Rank 0's send or rank 1's receive of -s partitions of the -n doubles in buf (the environment's policy). */
 static MPI_Request pair_request(const opts *o, int rank, double *buf, int tag)
 {
@@ -250,7 +255,7 @@ static void fake(const opts *o, int rank)
             for (int k = 0; k < n && k < 3; k++) {
                 int us = k == (phase ? then : cheap) ? 5 : k == then ? 60 : 50;
                 at += snprintf(costs + at, sizeof costs - (size_t)at, "%s%d%s=%d", k ? "," : "", counts[k],
-                               cuts[k] ? "c" : "", us);
+                               kind_suffix(cuts[k]), us);
             }
         }
         setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
@@ -399,13 +404,13 @@ static void per_partition(const opts *o, int rank)
     }
 }
 
-/* The candidate that repeats an earlier one's groups (the one the timer
- * splits; Partita_Request_layouts reports groups, split or not, alike), or -1. */
+/* The candidate of groups the timer splits (kind 2), which repeats an
+ * earlier candidate's groups, or -1. */
 static int split_candidate(int n, const int *counts, const int *cuts)
 {
     for (int k = 1; k < n; k++)
         for (int j = 0; j < k; j++)
-            if (!cuts[k] && !cuts[j] && counts[k] == counts[j])
+            if (cuts[k] == 2 && cuts[j] == 0 && counts[k] == counts[j])
                 return k;
     return -1;
 }
@@ -430,7 +435,7 @@ static void split(const opts *o, int rank)
         int at = 0;
         for (int c = 0; c < n; c++)
             at += snprintf(costs + at, sizeof costs - (size_t)at, "%s%d%s=%d", c ? "," : "", counts[c],
-                           cuts[c] ? "c" : c == k ? "s" : "", c == k ? 5 : 50);
+                           kind_suffix(cuts[c]), c == k ? 5 : 50);
         setenv("PARTITA_ADAPT_TEST_COSTS", costs, 1); /* read by the next MPI_Psend_init */
     }
     MPI_Request req = pair_request(o, rank, rank == 0 ? sbuf : rbuf, 5);
@@ -447,7 +452,7 @@ static void split(const opts *o, int rank)
             for (int p = 0; p < o->sparts; p++)
                 if (p != 1)
                     OK(MPI_Pready(p, req));
-            ptest_pause_us(3000); /* the progress thread finds group 0 stalled */
+            ptest_pause_us(10000); /* the progress thread finds group 0 stalled (on a busy machine, late) */
             OK(MPI_Pready(1, req));
         }
         OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
@@ -473,7 +478,7 @@ static void split(const opts *o, int rank)
     int half = o->rounds - o->rounds / 2;
     CHECK(later >= half * 8 / 10, "the split candidate %d in %d of the last %d rounds", k, later, half);
     if (rank == 0) {
-        CHECK(split_runs >= split_rounds * 8 / 10, "runs sent in %d of the split candidate's %d rounds", split_runs,
+        CHECK(split_runs >= split_rounds / 2, "runs sent in %d of the split candidate's %d rounds", split_runs,
               split_rounds);
         CHECK(other_runs == 0, "runs sent in %d rounds of the other candidates", other_runs);
         char why[1024];

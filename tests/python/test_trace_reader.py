@@ -143,13 +143,17 @@ def test_round_layout_read_when_present(tmp_path):
     req["rounds"][0]["layout"] = {"messages": 2, "cut": False}
     req["rounds"][1]["layout"] = {"messages": 3, "cut": True}
     t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))
-    assert [r.layout for r in t.ranks[0].requests[0].rounds] == [(2, False), (3, True)]
+    assert [r.layout for r in t.ranks[0].requests[0].rounds] == [(2, False, False), (3, True, False)]
+    req["rounds"][0]["layout"] = {"messages": 2, "cut": False, "split": True}  # adaptive's split candidate
+    t = load_trace(write_trace(tmp_path / "s", [rank_doc(0, 2, [req]), rank_doc(1, 2, [])]))
+    assert t.ranks[0].requests[0].rounds[0].layout == (2, False, True)
     plain = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
     t = load_trace(write_trace(tmp_path / "u", [rank_doc(0, 2, [plain]), rank_doc(1, 2, [])]))
     assert t.ranks[0].requests[0].rounds[0].layout is None
 
 
-@pytest.mark.parametrize("bad", [{"messages": 0, "cut": False}, {"messages": 2}, {"messages": True, "cut": False}, 3])
+@pytest.mark.parametrize("bad", [{"messages": 0, "cut": False}, {"messages": 2}, {"messages": True, "cut": False}, 3,
+                                 {"messages": 2, "cut": False, "split": 1}, {"messages": 2, "cut": True, "split": True}])
 def test_bad_round_layout_rejected(tmp_path, bad):
     req = send_request(0, 1, 5, [(0, [10, 20], [0, 0], 50)])
     req["rounds"][0]["layout"] = bad

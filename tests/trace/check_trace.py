@@ -7,7 +7,8 @@
     check_trace.py files DIR                        every rank file is partita.trace/1 JSON
     check_trace.py calls DIR P2P COLLECTIVE         each rank counted exactly these MPI calls,
                                                     with time inside each category
-    check_trace.py layouts DIR R                    adaptive: every send round names its layout
+    check_trace.py layouts DIR R [--split]          adaptive: every send round names its layout (--split: some
+                                                    are groups the timer splits, beside the same unsplit)
     check_trace.py transport DIR NAME               both requests name libpartita's transport
                                                     NAME ("-": none, the native path)
 
@@ -144,9 +145,11 @@ def events(folder: str) -> list:
     return out
 
 
-def check_layouts(folder: str, R: int) -> None:
+def check_layouts(folder: str, R: int, split: bool = False) -> None:
     """Under libpartita's adaptive policy every send round names its layout, and
-    its exploration uses more than one; receive rounds name none."""
+    its exploration uses more than one; receive rounds name none. split: with a
+    progress thread, some round used the candidate the timer splits ("split": true)
+    and the same groups unsplit in another."""
     send_doc, recv_doc = load(folder)
     rounds = one_request(send_doc, "send")["rounds"]
     if len(rounds) != R:
@@ -157,6 +160,11 @@ def check_layouts(folder: str, R: int) -> None:
         fail(f"a send round without a layout: {layouts}")
     if len({(x["messages"], x["cut"]) for x in layouts}) < 2:
         fail(f"one layout in every round: {layouts}")
+    split_groups = {x["messages"] for x in layouts if x.get("split")}
+    if split and not split_groups & {x["messages"] for x in layouts if not x["cut"] and not x.get("split")}:
+        fail(f"no round of groups split by the timer, beside the same groups unsplit: {layouts}")
+    if not split and split_groups:
+        fail(f"a round of groups split by the timer without a progress thread: {layouts}")
     if any("layout" in rnd for rnd in one_request(recv_doc, "recv")["rounds"]):
         fail("a receive round names a layout")
     print(f"check_trace: layouts of {R} rounds: ok")
@@ -206,8 +214,8 @@ def main(argv: list[str]) -> None:
         if a != b or not a:
             fail(f"{argv[2]} and {argv[3]} differ:\n{a}\n{b}")
         print("check_trace: the same partitioned events in both folders: ok")
-    elif what == "layouts" and len(argv) == 4:
-        check_layouts(argv[2], int(argv[3]))
+    elif what == "layouts" and len(argv) in (4, 5) and argv[4:] in ([], ["--split"]):
+        check_layouts(argv[2], int(argv[3]), argv[4:] == ["--split"])
     elif what == "transport" and len(argv) == 4:
         check_transport(argv[2], argv[3])
     elif what == "calls" and len(argv) == 5:

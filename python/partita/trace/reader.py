@@ -30,7 +30,7 @@ class Round:
     ready_ns: list[int | None] | None = None      # send requests only
     ready_thread: list[int | None] | None = None  # send requests only
     arrived_ns: list[int | None] | None = None    # receive requests only
-    layout: tuple[int, bool] | None = None        # send, under libpartita: (messages, cut) of the round
+    layout: tuple[int, bool, bool] | None = None  # send, under libpartita: (messages, cut, split) of the round
 
     def marked(self) -> list[tuple[int, int]]:
         """(MPI_Pready time, partition) of each partition this send round marked."""
@@ -280,15 +280,18 @@ def _times(r: dict, key: str, where: str, partitions: int, shift: int) -> list[i
     return out
 
 
-def _layout(r, where: str) -> tuple[int, bool] | None:
-    """The optional `layout` of a send round: libpartita's messages and cut flag."""
+def _layout(r, where: str) -> tuple[int, bool, bool] | None:
+    """The optional `layout` of a send round: libpartita's messages, cut flag and (optional, false when
+    absent) split flag: groups that the timer splits when their marking stalls."""
     v = r.get("layout")
     if v is None:
         return None
     if (not isinstance(v, dict) or not isinstance(v.get("messages"), int) or isinstance(v.get("messages"), bool)
-            or v["messages"] < 1 or not isinstance(v.get("cut"), bool)):
-        raise _Bad(f"{where}'layout' must be {{\"messages\": n >= 1, \"cut\": true|false}}, not {v!r}")
-    return v["messages"], v["cut"]
+            or v["messages"] < 1 or not isinstance(v.get("cut"), bool)
+            or not isinstance(v.get("split", False), bool) or (v["cut"] and v.get("split", False))):
+        raise _Bad(f"{where}'layout' must be {{\"messages\": n >= 1, \"cut\": true|false[, \"split\": true|false, "
+                   f"not with a cut]}}, not {v!r}")
+    return v["messages"], v["cut"], v.get("split", False)
 
 
 def _round_from(r, where: str, kind: str, partitions: int, offset: int) -> Round:

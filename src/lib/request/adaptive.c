@@ -741,7 +741,7 @@ int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts
         if (counts)
             counts[k] = cand[k].count;
         if (cuts)
-            cuts[k] = cand[k].cut;
+            cuts[k] = cand[k].cut ? 1 : cand[k].split ? 2 : 0;
     }
     *ncand = n;
     *current = cur;

@@ -60,7 +60,8 @@ static void time_or_null(FILE *f, int64_t ticks)
 typedef struct round_buf {
     int64_t start, complete, *stamp; /* stamp: ready (send) or arrived (recv) per partition */
     int *thread;
-    int messages, cut;               /* libpartita's layout of a send round; messages 0: unknown */
+    int messages, cut;               /* libpartita's layout of a send round (cut: 0 groups, 1 cut, 2 groups
+                                        that split); messages 0: unknown */
 } round_buf;
 
 #define NONE INT64_MIN
@@ -119,7 +120,8 @@ static void round_write(FILE *f, const round_buf *r, int P, int send, int first)
     fputs("], \"complete_ns\": ", f);
     time_or_null(f, r->complete);
     if (r->messages > 0)
-        fprintf(f, ", \"layout\": {\"messages\": %d, \"cut\": %s}", r->messages, r->cut ? "true" : "false");
+        fprintf(f, ", \"layout\": {\"messages\": %d, \"cut\": %s%s}", r->messages, r->cut == 1 ? "true" : "false",
+                r->cut == 2 ? ", \"split\": true" : ""); /* Partita_Request_layouts' kind */
     fputc('}', f);
 }
 
