@@ -117,12 +117,17 @@ def _check_case(path: Path, i: int, case, benchmark: str | None) -> None:
             raise ResultError(f"{where}: metric {name!r}: 'samples' is not a list")
 
 
+# What a results or trace folder holds that no command may write over: its results, manifest and
+# rank files, and its runs' logs (the report, `report.html`, is its own output and is rewritten)
+INPUT_SUFFIXES = (".json", ".log")
+
+
 def replaces_input(out: Path, folders: Collection[Path]) -> bool:
-    """Whether writing `out` would replace a JSON file inside one of `folders` (a result,
-    manifest or rank file the command reads): an output must never destroy its input."""
+    """Whether writing `out` would replace a file of INPUT_SUFFIXES inside one of `folders` (a result,
+    manifest or rank file the command reads, or a run's log): an output must never destroy its input."""
     try:
         target = out.resolve()
-        return target.suffix == ".json" and target.is_file() and any(
+        return target.suffix in INPUT_SUFFIXES and target.is_file() and any(
             target.is_relative_to(f.resolve()) for f in folders)
     except OSError:
         return False

@@ -738,9 +738,11 @@ def test_an_output_never_replaces_an_input(tmp_path):
     folder = tmp_path / "r"
     results_folder(folder, json.dumps(result_doc()))
     manifest = (folder / "manifest.json").read_text()
-    for target in ("manifest.json", "p2p-native.json"):
+    (folder / "p2p-native.log").write_text("the run's log\n")  # `report -o` wrote over a run's log too
+    for target in ("manifest.json", "p2p-native.json", "p2p-native.log"):
         assert_clean_error(run_cli("report", str(folder), "-o", str(folder / target)), "report", 2, target)
     assert (folder / "manifest.json").read_text() == manifest
+    assert (folder / "p2p-native.log").read_text() == "the run's log\n"
     trace = tmp_path / "t"
     trace.mkdir()
     rank = trace / "rank-00000.json"

@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     out = args.output or args.folders[0] / "report.html"
     if replaces_input(out, args.folders + ([args.trace] if args.trace else [])):
-        print(f"partita report: error: -o {out} is one of the files the report reads; give another file",
-              file=sys.stderr)
+        print(f"partita report: error: -o {out} is a file of the folders the report reads (a result, manifest or "
+              f"run log); give another file", file=sys.stderr)
         return 2
     if args.trace is not None and not args.trace.is_dir():
         print(f"partita report: error: {args.trace}: not a trace folder", file=sys.stderr)
