@@ -651,6 +651,14 @@ def test_model_and_tune_option_beyond_their_limits(tmp_path, command, option, va
     assert "running:" not in p.stderr and not (tmp_path / "t.json").exists()
 
 
+def test_model_delay_with_no_late_partition_is_refused(tmp_path):
+    # --pattern all has no delay: the table was printed as if --delay had not been given
+    assert_clean_error(run_cli("model", "-m", "1K:4K", "-p", "4", "--pattern", "all", "--delay", "500"), "model",
+                       2, "--pattern all")
+    p = run_cli("model", "-m", "1K:4K", "-p", "4", "--pattern", "uniform", "--delay", "500")
+    assert p.returncode == 0 and "500 us" in p.stdout, p.stderr
+
+
 def test_tune_output_under_a_file_is_refused_before_measuring(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("kept")

@@ -119,6 +119,9 @@ def check_mode_options(args: argparse.Namespace) -> None:
     if given:
         raise ValueError(f"{given}: only with --validate, which measures (the table alone takes --pattern, "
                          "--delay and --plot)")
+    if not args.validate and args.pattern == "all" and args.delay is not None:
+        raise ValueError("--delay: --pattern all has every partition ready at once, so no delay or spread; "
+                         "leave --delay out, or give --pattern laggard or uniform")
 
 
 def apply_defaults(args: argparse.Namespace, defaults: dict) -> None:

@@ -87,11 +87,12 @@ int pt_parse_int(const char *s, double min, double max, int *out, char *err, siz
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno || v < INT_MIN || v > INT_MAX) {
+    if (end == s || *end != '\0' || (errno && errno != ERANGE)) {
         snprintf(err, errlen, "'%s' is not a whole number", s);
         return -1;
     }
-    if ((double)v < min || (double)v > max) {
+    /* a whole number beyond long or int is out of range, not malformed */
+    if (errno == ERANGE || v < INT_MIN || v > INT_MAX || (double)v < min || (double)v > max) {
         snprintf(err, errlen, "%s is out of range [%.0f, %.0f]", s, min, max);
         return -1;
     }
