@@ -875,6 +875,12 @@ def test_loggp_file_with_a_cost_beyond_any_plausible_one(tmp_path, where):
     assert_clean_error(run_cli("model", "--params", str(f), "-m", "1K:4K"), "model", 2, str(f), where)
 
 
+def test_loggp_file_that_is_a_folder(tmp_path):
+    # the library's reader said only "DIR: read error"
+    assert_clean_error(run_cli("model", "--params", str(tmp_path), "-m", "1K:4K"), "model", 2, str(tmp_path),
+                       "cannot read it (Is a directory)")
+
+
 def test_trace_leaves_no_empty_default_folder(tmp_path, monkeypatch, capsys):
     """Without --out the folder results/<timestamp>-trace was made before the program ran and kept
     empty when it wrote no trace; a file named results stopped trace with a traceback."""

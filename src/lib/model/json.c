@@ -275,6 +275,7 @@ ptm_json *ptm_json_parse_file(const char *path, char *err, size_t errlen)
     }
     size_t cap = 4096, n = 0;
     char *text = malloc(cap);
+    errno = 0;
     while (text) {
         n += fread(text + n, 1, cap - n - 1, f);
         if (n < cap - 1) break;
@@ -283,11 +284,11 @@ ptm_json *ptm_json_parse_file(const char *path, char *err, size_t errlen)
         text = t;
         cap *= 2;
     }
-    int ioerr = ferror(f);
+    int ioerr = ferror(f) ? (errno ? errno : EIO) : 0; /* a folder opens, then fails here with EISDIR */
     fclose(f);
     if (!text || ioerr) {
         free(text);
-        snprintf(err, errlen, "%s: read error", path);
+        snprintf(err, errlen, "%s: cannot read it (%s)", path, strerror(text ? ioerr : ENOMEM));
         return NULL;
     }
     text[n] = '\0';
