@@ -331,28 +331,31 @@ static int64_t adapt_lone_begin(pt_send_side *s)
     return now;
 }
 
+/* Timer: partition p of group g goes alone at its mark, timed for the
+ * adaptive policy (adapt_lone_begin): the group goes alone this round
+ * (`alone`, announced ahead: pt_timer_send_alone) or was split
+ * (pt_timer_send_late: the group already waited for a laggard). */
+__attribute__((noinline)) static int send_lone(pt_request *req, int g, int p, int alone, const char *call)
+{
+    int64_t began = adapt_lone_begin(&req->u.s);
+    int rc = alone ? pt_timer_send_alone(req, g, p) : pt_timer_send_late(req, g, p);
+    if (began)
+        adapt_stamp_after(&req->u.s, began);
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
+}
+
 /* Timer: partition p's group goes alone this round (announced ahead): send p
- * now, before its chunk counts it off (pt_timer_send_alone). */
+ * now, before its chunk counts it off. */
 __attribute__((noinline)) static int send_if_alone(pt_request *req, int p, const char *call)
 {
     pt_send_side *s = &req->u.s;
     int g = s->chunks[s->slot[p] >> 6].group;
-    if (!s->groups[g].alone)
-        return MPI_SUCCESS;
-    int64_t began = adapt_lone_begin(s);
-    int rc = pt_timer_send_alone(req, g, p);
-    if (began)
-        adapt_stamp_after(s, began);
-    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
+    return s->groups[g].alone ? send_lone(req, g, p, 1, call) : MPI_SUCCESS;
 }
 
 __attribute__((noinline)) static int send_late(pt_request *req, int g, int p, const char *call)
 {
-    int64_t began = adapt_lone_begin(&req->u.s);
-    int rc = pt_timer_send_late(req, g, p); /* the group already waited for a laggard */
-    if (began)
-        adapt_stamp_after(&req->u.s, began);
-    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
+    return send_lone(req, g, p, 0, call);
 }
 
 /* Timer: partition p's mark begins group g (its chunk's first mark). A group

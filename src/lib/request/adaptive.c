@@ -268,7 +268,9 @@ int pt_adapt_send_init(pt_request *req)
     return MPI_SUCCESS;
 }
 
-/* The fake costs' kind of a layout (planner/adapt.h: pta_fake_cost). */
+/* A layout's kind: 0 groups, 1 a cut, 2 groups that split, as Partita_Request_layouts reports it
+ * (partita.h) and the fake costs name it (planner/adapt.h: pta_fake_cost). */
+_Static_assert(PTA_FAKE_GROUPS == 0 && PTA_FAKE_CUT == 1 && PTA_FAKE_SPLIT == 2, "one numbering of layout kinds");
 static int layout_kind(pt_layout l) { return l.cut ? PTA_FAKE_CUT : l.split ? PTA_FAKE_SPLIT : PTA_FAKE_GROUPS; }
 
 /* One feedback message: the round's time after its last mark. */
@@ -741,7 +743,7 @@ int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts
         if (counts)
             counts[k] = cand[k].count;
         if (cuts)
-            cuts[k] = cand[k].cut ? 1 : cand[k].split ? 2 : 0;
+            cuts[k] = layout_kind(cand[k]);
     }
     *ncand = n;
     *current = cur;
