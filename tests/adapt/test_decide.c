@@ -164,6 +164,51 @@ static void test_ties_go_to_preferred(void)
     CHECK(st.prefer == 0);
 }
 
+/* The timer's narrower margins (pta_set_margins): 4.4 us against the model's
+ * 5.0 (its two layouts under a laggard at 16 KiB in 2 partitions) is a tie
+ * by the adaptive policy's margins, a win by the timer's; and a rival that
+ * becomes 5% faster than the incumbent replaces it only under the timer's
+ * hysteresis. */
+static void test_timer_margins(void)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    for (int timer = 0; timer < 2; timer++) {
+        pta_init(&st, 2);
+        if (timer)
+            pta_set_margins(&st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
+        for (int i = 0; i < 4; i++) {
+            pta_add_sample(&st, 0, 5.0);
+            pta_add_sample(&st, 1, 4.4);
+        }
+        pta_plan_window(&st, w);
+        CHECK(st.current == timer);
+
+        pta_init(&st, 2);
+        if (timer)
+            pta_set_margins(&st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
+        for (int i = 0; i < 4; i++) {
+            pta_add_sample(&st, 0, 40);
+            pta_add_sample(&st, 1, 60);
+        }
+        pta_plan_window(&st, w);
+        CHECK(st.current == 0);
+        for (int i = 0; i < PTA_KEEP; i++)
+            pta_add_sample(&st, 1, 38);
+        pta_plan_window(&st, w);
+        CHECK(st.current == timer);
+    }
+    /* bad margins are ignored: the adaptive policy's stay */
+    pta_init(&st, 2);
+    pta_set_margins(&st, -1, NAN, INFINITY);
+    for (int i = 0; i < 4; i++) {
+        pta_add_sample(&st, 0, 10.2);
+        pta_add_sample(&st, 1, 10.0);
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 0);
+}
+
 /* Two candidates measured 10 and 20 us: the first is chosen. */
 static void choose_first_of_two(pta_state *st, int *w)
 {
@@ -292,6 +337,7 @@ int main(void)
     test_ties_go_to_model_preference();
     test_small_differences_are_ties();
     test_ties_go_to_preferred();
+    test_timer_margins();
     test_hysteresis();
     test_replans_on_drift();
     test_replans_on_spread_change();

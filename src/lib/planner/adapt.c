@@ -31,7 +31,18 @@ void pta_init(pta_state *st, int ncand)
     st->ncand = ncand < 1 ? 1 : ncand > PTA_MAX_CANDIDATES ? PTA_MAX_CANDIDATES : ncand;
     st->exploring = st->ncand > 1;
     st->spread_ref_us = -1;
+    pta_set_margins(st, TIE, TIE_FLOOR_US, HYSTERESIS);
     snprintf(st->why, sizeof st->why, st->exploring ? "exploring %d layouts" : "one layout", st->ncand);
+}
+
+void pta_set_margins(pta_state *st, double tie, double floor_us, double hysteresis)
+{
+    if (isfinite(tie) && tie >= 0)
+        st->tie = tie;
+    if (isfinite(floor_us) && floor_us >= 0)
+        st->tie_floor_us = floor_us;
+    if (isfinite(hysteresis) && hysteresis >= 0)
+        st->hysteresis = hysteresis;
 }
 
 void pta_prefer(pta_state *st, int cand)
@@ -118,8 +129,8 @@ void pta_add_spread(pta_state *st, int cand, double us)
     }
 }
 
-/* The best candidate by median (ties within TIE to the preferred one, else
- * to the lower index), or `keep` when it is within HYSTERESIS of that
+/* The best candidate by median (ties within the tie margin to the preferred
+ * one, else to the lower index), or `keep` when it is within the hysteresis of that
  * (keep < 0: no incumbent). */
 static int best_candidate(const pta_state *st, int keep)
 {
@@ -128,11 +139,11 @@ static int best_candidate(const pta_state *st, int keep)
         best = fmin(best, typical_of(st, c));
     if (!isfinite(best))
         return keep >= 0 ? keep : 0; /* nothing measured: the model's preference */
-    double tied = best * (1 + TIE) + TIE_FLOOR_US + 1e-9;
+    double tied = best * (1 + st->tie) + st->tie_floor_us + 1e-9;
     int pick = typical_of(st, st->prefer) <= tied ? st->prefer : 0;
     while (!(typical_of(st, pick) <= tied))
         pick++;
-    if (keep >= 0 && keep != pick && typical_of(st, keep) <= typical_of(st, pick) * (1 + HYSTERESIS) + TIE_FLOOR_US)
+    if (keep >= 0 && keep != pick && typical_of(st, keep) <= typical_of(st, pick) * (1 + st->hysteresis) + st->tie_floor_us)
         return keep;
     return pick;
 }

@@ -26,6 +26,7 @@ typedef struct pta_state {
     int explore_windows;    /* windows planned since this exploration began */
     int current;            /* the candidate in use when exploiting */
     int prefer;             /* wins ties (pta_prefer; 0 unless set) */
+    double tie, tie_floor_us, hysteresis; /* the margins of a choice (pta_set_margins) */
     double reference_us;    /* current's median when it was chosen */
     int since_choice;       /* samples of current since it was chosen */
     double spread_ref_us;   /* median spread just after it was chosen (< 0: not yet) */
@@ -46,6 +47,17 @@ void pta_init(pta_state *st, int ncand);
  * where the layouts do not measurably differ it sends the same and is not
  * worse than them by a noisy choice. */
 void pta_prefer(pta_state *st, int cand);
+/* The margins of a choice: candidates whose measured times are within
+ * `tie` (relative) plus `floor_us` of the best are tied, and the chosen one
+ * is kept unless another is `hysteresis` (relative) plus `floor_us` faster.
+ * pta_init sets the adaptive policy's (TIE, TIE_FLOOR_US, HYSTERESIS in
+ * adapt.c); the timer, whose promise is 95% of the speed
+ * of each of its two layouts, sets narrower ones (PTA_TIMER_*). Negative or
+ * non-finite values are ignored. */
+void pta_set_margins(pta_state *st, double tie, double floor_us, double hysteresis);
+#define PTA_TIMER_TIE 0.02
+#define PTA_TIMER_TIE_FLOOR_US 0.05
+#define PTA_TIMER_HYSTERESIS 0.03
 /* The initial exploration both sides derive: its length in rounds, and the
  * candidate of round r (counted from 0) within it. */
 int pta_initial_rounds(int ncand);

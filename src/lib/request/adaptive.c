@@ -254,6 +254,8 @@ int pt_adapt_send_init(pt_request *req)
     for (int k = 0; k < n; k++)
         if (cand[k].count == 1 && !cand[k].cut && !a->cand[k].split)
             pta_prefer(&a->st, k); /* the plain message wins ties */
+    if (req->settings.policy == PT_POLICY_TIMER) /* its two layouts: the model's and none's (5% of each) */
+        pta_set_margins(&a->st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
     a->initial = pta_initial_rounds(n);
     /* Test hook: announce each window at its own first round, so a receiver
      * that starts first waits for it (deferred) every time. */
