@@ -344,6 +344,8 @@ void pt_json_head(pt_json *j, const pt_ctx *ctx, const pt_common *c)
     const char *policy = getenv("PARTITA_POLICY");
     pt_json_string(j, "ld_preload", preload && *preload ? preload : NULL);
     pt_json_string(j, "partita_policy", policy && *policy ? policy : NULL);
+    const char *wait = getenv("OMP_WAIT_POLICY");
+    pt_json_string(j, "omp_wait_policy", wait && *wait ? wait : NULL);
     pt_json_object_end(j);
     pt_json_object_begin(j, "config");
     pt_json_int(j, "iterations", c->iterations);
@@ -382,6 +384,14 @@ void pt_text_preamble(FILE *f, const pt_ctx *ctx, const pt_common *c, const char
     fprintf(f, "# Ranks: %d on %d node%s\n", ctx->size, ctx->nodes, ctx->nodes == 1 ? "" : "s");
     pt_text_implementation(f);
     fprintf(f, "# Threads: %d\n", c->threads);
+    const char *wait = getenv("OMP_WAIT_POLICY");
+    if (c->threads > 1 && c->compute_mode == PT_COMPUTE_SLEEP && !(wait && *wait))
+        /* Measured on 2 cores (partita-p2p, 2 threads, one 500 us late): t_last of 6-10 us with
+         * OMP_WAIT_POLICY=passive, 45-60 us and whole launches at 3 ms with the default spin. */
+        fprintf(f, "# Note: OMP_WAIT_POLICY is not set: a thread that has marked its partitions spins at the end of "
+                   "the parallel region while the others compute; with more threads than cores (sleep mode) it takes "
+                   "a core from MPI and libpartita's progress thread. Set OMP_WAIT_POLICY=passive (partita run "
+                   "does; docs/metrics.md)\n");
     fprintf(f, "# Compute: %g us per thread (%s), noise %s", c->compute_us, pt_compute_mode_name(c->compute_mode), noise);
     if (c->noise.kind == PT_NOISE_SINGLE || c->noise.kind == PT_NOISE_DELAY) {
         if (c->noise.thread < 0)
