@@ -120,9 +120,9 @@ def parse_impl(impl: str) -> tuple[str, str | None]:
     if at and transport not in TRANSPORTS:
         raise LaunchError(f"unknown implementation {impl!r}: the transport after @ is one of "
                           f"{', '.join(TRANSPORTS)} (e.g. partita:timer@fabric)")
-    # fixed<N>: libpartita refuses any other N in MPI_Init, so every launch would fail
-    n = name[len("fixed"):] if name.startswith("fixed") else ""
-    if n and not (n.isascii() and n.isdigit() and len(n) <= 10 and 1 <= int(n) <= MAX_TRANSPORT_PARTS):
+    # fixed<N>: libpartita refuses any other N, or none, in MPI_Init, so every launch would fail
+    n = name[len("fixed"):] if name.startswith("fixed") else None
+    if n is not None and not (n.isascii() and n.isdigit() and len(n) <= 10 and 1 <= int(n) <= MAX_TRANSPORT_PARTS):
         raise LaunchError(f"unknown implementation {impl!r}: partita:fixed<N> takes a whole number of transport "
                           f"messages N from 1 to {MAX_TRANSPORT_PARTS} (e.g. partita:fixed4)")
     return kind, policy

@@ -126,7 +126,8 @@ def test_run_with_out_in_an_unwritable_place(tmp_path, build_dir):
                                        ("native,,partita:none", "--impl has an empty entry (got 'native,,partita:none')"),
                                        # libpartita refuses these counts in MPI_Init: every launch failed
                                        ("partita:fixed0", "partita:fixed<N>"), ("partita:fixed-4", "partita:fixed<N>"),
-                                       ("partita:fixed" + "9" * 5000, "partita:fixed<N>")])
+                                       ("partita:fixed" + "9" * 5000, "partita:fixed<N>"),
+                                       ("partita:fixed", "partita:fixed<N>"), ("partita:fixed@mpi", "partita:fixed<N>")])
 def test_run_with_a_bad_implementation(tmp_path, build_dir, impl, why):
     p = run_cli("run", "--build", build_dir, "--out", str(tmp_path), "--impl", impl)
     assert_clean_error(p, "run", 2, why)
