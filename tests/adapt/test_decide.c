@@ -164,49 +164,42 @@ static void test_ties_go_to_preferred(void)
     CHECK(st.prefer == 0);
 }
 
+/* Two candidates measured `first` and `second` us 4 times each, under the
+ * timer's margins or the adaptive policy's; the choice that follows. */
+static int choice_of_two(pta_state *st, int timer, double first, double second)
+{
+    int w[PTA_WINDOW];
+    pta_init(st, 2);
+    if (timer)
+        pta_set_margins(st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
+    for (int i = 0; i < 4; i++) {
+        pta_add_sample(st, 0, first);
+        pta_add_sample(st, 1, second);
+    }
+    pta_plan_window(st, w);
+    return st->current;
+}
+
 /* The timer's narrower margins (pta_set_margins): 4.4 us against the model's
  * 5.0 (its two layouts under a laggard at 16 KiB in 2 partitions) is a tie
  * by the adaptive policy's margins, a win by the timer's; and a rival that
  * becomes 5% faster than the incumbent replaces it only under the timer's
- * hysteresis. */
+ * hysteresis. Bad margins are ignored. */
 static void test_timer_margins(void)
 {
     pta_state st;
     int w[PTA_WINDOW];
     for (int timer = 0; timer < 2; timer++) {
-        pta_init(&st, 2);
-        if (timer)
-            pta_set_margins(&st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
-        for (int i = 0; i < 4; i++) {
-            pta_add_sample(&st, 0, 5.0);
-            pta_add_sample(&st, 1, 4.4);
-        }
-        pta_plan_window(&st, w);
-        CHECK(st.current == timer);
-
-        pta_init(&st, 2);
-        if (timer)
-            pta_set_margins(&st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
-        for (int i = 0; i < 4; i++) {
-            pta_add_sample(&st, 0, 40);
-            pta_add_sample(&st, 1, 60);
-        }
-        pta_plan_window(&st, w);
-        CHECK(st.current == 0);
+        CHECK(choice_of_two(&st, timer, 5.0, 4.4) == timer);
+        CHECK(choice_of_two(&st, timer, 40, 60) == 0);
         for (int i = 0; i < PTA_KEEP; i++)
             pta_add_sample(&st, 1, 38);
         pta_plan_window(&st, w);
         CHECK(st.current == timer);
     }
-    /* bad margins are ignored: the adaptive policy's stay */
     pta_init(&st, 2);
-    pta_set_margins(&st, -1, NAN, INFINITY);
-    for (int i = 0; i < 4; i++) {
-        pta_add_sample(&st, 0, 10.2);
-        pta_add_sample(&st, 1, 10.0);
-    }
-    pta_plan_window(&st, w);
-    CHECK(st.current == 0);
+    pta_set_margins(&st, -1, NAN, INFINITY); /* the adaptive policy's stay */
+    CHECK(st.tie > 0.05 && st.tie_floor_us > 0.2 && st.hysteresis > 0.05 && isfinite(st.hysteresis));
 }
 
 /* Two candidates measured 10 and 20 us: the first is chosen. */
