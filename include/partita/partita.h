@@ -108,7 +108,8 @@ int Partita_Request_plan(MPI_Request request, int *transport_parts, const char *
 int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current);
 /* What a request's plan is and why, in words: the policy, the layout in use,
  * and for the adaptive policy the candidates and the last decision with the
- * medians it was made from. text gets at most len bytes, NUL-terminated. */
+ * medians it was made from. text gets at most len bytes, NUL-terminated
+ * (text NULL or len < 1: MPI_ERR_ARG). */
 int Partita_Request_why(MPI_Request request, char *text, int len);
 /* Send request under the timer policy: runs and lone partitions sent for
  * split groups (groups the timer did not wait for) in the current or last

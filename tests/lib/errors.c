@@ -95,6 +95,13 @@ static void null_arguments(MPI_Comm c)
     expect_says(Partita_Request_transport(s, NULL), MPI_ERR_ARG, "Request_transport, NULL", "name is NULL", NULL);
     expect_says(Partita_Request_layouts(s, 0, NULL, NULL, NULL, NULL), MPI_ERR_ARG, "Request_layouts, NULL",
                 "Partita_Request_layouts", "ncand is NULL", NULL);
+    char why[8];
+    expect_says(Partita_Request_why(s, NULL, 8), MPI_ERR_ARG, "Request_why, NULL text", "Partita_Request_why",
+                "text is NULL", NULL);
+    expect_says(Partita_Request_why(s, why, 0), MPI_ERR_ARG, "Request_why, len 0", "Partita_Request_why", "len = 0",
+                NULL);
+    expect_says(Partita_Request_why(MPI_REQUEST_NULL, why, 8), MPI_ERR_REQUEST, "Request_why, not partitioned",
+                "Partita_Request_why", "not a partitioned request", NULL);
     expect_says(Partita_Progress_thread_waits(NULL, NULL), MPI_ERR_ARG, "Progress_thread_waits, NULL",
                 "short_count is NULL", NULL);
     (void)index;

@@ -730,12 +730,21 @@ static const pt_layout *layouts_of(const pt_request *req, pt_layout *one, int *n
     return one;
 }
 
-int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current)
+/* The partitioned request behind an introspection call's handle, else NULL after reporting the error. */
+static pt_request *introspected(MPI_Request request, const char *call, int *rc)
 {
     pt_request *req = pt_lookup(request);
+    *rc = req ? MPI_SUCCESS
+              : pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, call, "the request is not a partitioned request");
+    return req;
+}
+
+int Partita_Request_layouts(MPI_Request request, int max, int counts[], int cuts[], int *ncand, int *current)
+{
+    int rc;
+    pt_request *req = introspected(request, "Partita_Request_layouts", &rc);
     if (!req)
-        return pt_fail(MPI_COMM_SELF, PT_E_NOT_PARTITIONED, "Partita_Request_layouts",
-                       "the request is not a partitioned request");
+        return rc;
     if (!ncand || !current)
         return pt_fail_null("Partita_Request_layouts", ncand ? "current" : "ncand");
     pt_layout one;
@@ -773,11 +782,17 @@ static void put_transport(const pt_request *req, char *text, size_t cap, size_t 
 
 int Partita_Request_why(MPI_Request request, char *text, int len)
 {
-    int n = 0, cur = -1;
-    int rc = Partita_Request_layouts(request, 0, NULL, NULL, &n, &cur);
-    if (rc != MPI_SUCCESS || !text || len < 1)
+    int rc;
+    pt_request *req = introspected(request, "Partita_Request_why", &rc);
+    if (!req)
         return rc;
-    pt_request *req = pt_lookup(request);
+    if (!text)
+        return pt_fail_null("Partita_Request_why", "text");
+    if (len < 1)
+        return pt_fail(MPI_COMM_SELF, PT_E_LENGTH, "Partita_Request_why",
+                       "len = %d: the text needs at least 1 byte (its terminating NUL)", len);
+    text[0] = '\0';
+    int n = 0, cur = -1;
     pt_layout one;
     const pt_layout *cand = layouts_of(req, &one, &n, &cur);
     size_t cap = (size_t)len, at = 0;
