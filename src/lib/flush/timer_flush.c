@@ -98,6 +98,15 @@ void pt_timer_round_reset(pt_request *req)
     pthread_mutex_unlock(&s->split_lock);
 }
 
+/* What the transport was handed early is driven by polls until it is
+ * complete (pt_timer_sent_early); passes the send's code on. */
+static int sent_early(pt_request *req, int rc)
+{
+    if (rc == MPI_SUCCESS)
+        pt_timer_sent_early(req);
+    return rc;
+}
+
 /* Claim ready partition p for sending (whoever claims it sends it). */
 static int claim(pt_send_side *s, int p)
 {
@@ -139,7 +148,7 @@ static int claimed_runs(pt_request *req, int g, int first_flush)
         s->groups[g].ahead_end = pt_ahead_end(s->round);
         atomic_store_explicit(&s->ahead_max, s->groups[g].ahead_end, memory_order_relaxed);
     }
-    return req->tp_ops->send_runs(req, g, runs, n, flags);
+    return sent_early(req, req->tp_ops->send_runs(req, g, runs, n, flags));
 }
 
 /* Partitions of a group after its first flush, claimed: each goes alone.
@@ -148,7 +157,7 @@ static int send_alone(pt_request *req, int g, const pt_run *runs, int n)
 {
     for (int k = 0; k < n; k++)
         req->u.s.nruns += runs[k].count;
-    return n ? req->tp_ops->send_runs(req, g, runs, n, PT_RUNS_ALONE) : MPI_SUCCESS;
+    return n ? sent_early(req, req->tp_ops->send_runs(req, g, runs, n, PT_RUNS_ALONE)) : MPI_SUCCESS;
 }
 
 /* Send what is ready of split group g: the first flush if it has not gone
@@ -256,7 +265,7 @@ int pt_timer_send_alone(pt_request *req, int g, int p)
         return MPI_SUCCESS;
     int rc = req->tp_ops->send_runs(req, g, &(pt_run){ p, 1 }, 1, PT_RUNS_ALONE);
     atomic_fetch_add_explicit(&s->alone_sent, 1, memory_order_relaxed); /* after: the data goes first */
-    return rc;
+    return sent_early(req, rc);
 }
 
 /* A group that begins late after the round's last hand-over (a laggard held
@@ -394,7 +403,7 @@ int pt_timer_finish_group(pt_request *req, int g)
     pthread_mutex_lock(&s->split_lock);
     int rc = send_ready(req, g);
     if (rc == MPI_SUCCESS)
-        rc = req->tp_ops->send_finish_group(req, g);
+        rc = sent_early(req, req->tp_ops->send_finish_group(req, g));
     pthread_mutex_unlock(&s->split_lock);
     return rc;
 }

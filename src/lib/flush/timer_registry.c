@@ -3,8 +3,10 @@
 
 #include "flush/flush.h"
 #include "flush/serial_atomics.h"
+#include "request/clock.h"
 #include "request/request.h"
 #include "request/request_list.h"
+#include "transport/transport.h"
 
 static pt_request_list timers = PT_REQUEST_LIST_INIT;
 
@@ -14,13 +16,35 @@ static void (*_Atomic on_arm)(void);
 
 void pt_timers_on_arm(void (*wake)(void)) { atomic_store(&on_arm, wake); }
 
+static atomic_int armed;     /* requests armed */
+static atomic_int undrained; /* requests with early sends to drain */
+
+/* The request's early sends are (to be) drained: off the count. */
+static void drained(struct pt_request *req)
+{
+    if (pt_exchange(&req->u.s.undrained, 0, req->serial) == 1)
+        pt_fetch_add(&undrained, -1, req->serial);
+}
+
+/* The request has early sends that may not be complete: on the count. An
+ * exchange, not a load first: a drain clears the flag before it looks at
+ * the sends, so a send handed over after that look sets it again. */
+static void undrained_now(struct pt_request *req)
+{
+    if (pt_exchange(&req->u.s.undrained, 1, req->serial) == 0)
+        pt_fetch_add(&undrained, 1, req->serial);
+}
+
 void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, req); }
-void pt_timers_unregister(struct pt_request *req) { pt_list_remove(&timers, req); }
+void pt_timers_unregister(struct pt_request *req)
+{
+    pt_list_remove(&timers, req);
+    drained(req);
+}
 void pt_timers_hold(void) { pt_list_hold(&timers); }
 void pt_timers_release(void) { pt_list_release(&timers); }
-static atomic_int armed; /* requests armed */
 
-int pt_timers_pending(void) { return atomic_load(&armed) > 0; }
+int pt_timers_pending(void) { return atomic_load(&armed) > 0 || atomic_load(&undrained) > 0; }
 
 void pt_timer_arm(struct pt_request *req)
 {
@@ -30,6 +54,15 @@ void pt_timer_arm(struct pt_request *req)
         if (wake && atomic_load_explicit(&req->u.s.watch_rounds, memory_order_relaxed) > 0)
             wake();
     }
+}
+
+void pt_timer_sent_early(struct pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    if (!req->tp_ops->send_drain)
+        return; /* a transport that holds nothing back (the fabric's) */
+    atomic_store_explicit(&s->early_ticks, pt_ticks(), memory_order_relaxed);
+    undrained_now(req);
 }
 
 void pt_timer_disarm(struct pt_request *req)
@@ -75,8 +108,48 @@ static int64_t unwatch(pt_request *req)
     return due;
 }
 
+/* A request's early sends are drained once none has been handed over for
+ * PT_DRAIN_QUIET_NS: while threads still mark, their own sends drive MPI,
+ * and a drain beside them held the transport's lock that each of their
+ * sends takes (a laggard's marks, 1-2 us apart, came unevenly). While the
+ * sends move they are looked at again every PT_DRAIN_RECHECK_NS: the
+ * poller turns (yielding the CPU) rather than sleeps. */
+#define PT_DRAIN_QUIET_NS 10000
+#define PT_DRAIN_RECHECK_NS 2000
+/* Sends that did not move at a look wait for the receiver (a rendezvous
+ * handshake it has not answered): looking again at once would take a core
+ * for the whole pause, as the RUNS recheck once did (timer_flush.c:
+ * PT_TIMER_RECHECK_NS), so the next look is this far off, past the progress
+ * thread's spin window: it sleeps its regular interval. A safeguard: with
+ * libpartita's progress thread on both ranks the receiver's answers the
+ * handshake while its application computes (lib.progress-thread.quiet-sender
+ * waited 3,657-3,727 times in 100 ms with the receiver asleep, with and
+ * without this rule). */
+#define PT_DRAIN_STALLED_NS 200000
+
+static void drain(pt_request *req)
+{
+    int64_t since = pt_ticks() - atomic_load_explicit(&req->u.s.early_ticks, memory_order_relaxed);
+    int64_t wait_ns = PT_DRAIN_RECHECK_NS;
+    if (since < pt_ticks_from_ns(PT_DRAIN_QUIET_NS)) {
+        wait_ns = PT_DRAIN_QUIET_NS;
+    } else {
+        drained(req); /* before the look: a send handed over meanwhile counts again */
+        int moved = req->tp_ops->send_drain(req);
+        if (moved > 0)
+            return;
+        undrained_now(req);
+        if (moved < 0)
+            wait_ns = PT_DRAIN_STALLED_NS;
+    }
+    int64_t due = pt_now_ns() + wait_ns;
+    poll_due = due < poll_due ? due : poll_due;
+}
+
 static int visit(pt_request *req)
 {
+    if (atomic_load_explicit(&req->u.s.undrained, memory_order_acquire))
+        drain(req);
     if (atomic_load_explicit(&req->u.s.armed, memory_order_acquire)) {
         int64_t due = pt_timer_flush_due(req);
         if (due == INT64_MAX)

@@ -95,6 +95,9 @@ typedef struct pt_send_side {
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
     atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
+    atomic_int undrained;    /* timer: sends handed to the transport early this round, some of
+                                which it may hold back (timer_registry.h: pt_timer_sent_early) */
+    _Atomic int64_t early_ticks; /* timer: when the latest of those was handed over (pt_ticks) */
     atomic_int open_groups;  /* timer: groups neither issued whole nor split this round */
     /* timer policy */
     int split;                  /* PT_HS_FLAG_SPLIT negotiated */

@@ -78,6 +78,13 @@ typedef struct pt_transport_ops {
      * once send_message or send_finish_group returned) may be looked at.
      * Returns an MPI code (already reported). */
     int (*send_progress)(struct pt_request *req, int all_issued, int *done);
+    /* Optional (NULL: nothing to do): move the sends of runs, lone partitions
+     * and terminators that the transport may hold back until the sender
+     * calls it again, for the progress thread while the application
+     * computes. A few tests at most; 1 when every such send of the round is
+     * complete, 0 when some is not but some moved (or another thread is at
+     * them), -1 when none moved (they wait for the receiver). */
+    int (*send_drain)(struct pt_request *req);
     void (*send_destroy)(struct pt_request *req);
     /* Receiver. recv_setup: the set-up message is in req->u.r.hs and the
      * receive plan is built; a failure is recorded as req->u.r.error. */

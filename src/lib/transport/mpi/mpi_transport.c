@@ -41,6 +41,7 @@ const pt_transport_ops pt_mpi_transport = {
     .send_runs = pt_mpi_send_runs,
     .send_finish_group = pt_mpi_send_finish_group,
     .send_progress = pt_mpi_send_progress,
+    .send_drain = pt_mpi_send_drain,
     .send_destroy = pt_mpi_send_destroy,
     .recv_setup = pt_mpi_recv_setup,
     .recv_start = pt_mpi_recv_start,

@@ -65,6 +65,7 @@ typedef struct pt_mpi_send {
     /* timer policy: runs */
     pthread_mutex_t xlock;    /* xreq, nx, xhdr, nhdr; keeps each header next to its data */
     MPI_Request *xreq;        /* run headers, run data and terminators of this round */
+    int *xdone;               /* xcap: indices MPI_Testsome returns (pt_mpi_send_drain) */
     int64_t *xhdr;            /* PT_RUN_LEN per header */
     int nx, xcap;             /* used / capacity of xreq */
     int nhdr;                 /* headers used this round */
@@ -109,6 +110,7 @@ int pt_mpi_send_message(struct pt_request *req, int j);
 int pt_mpi_send_runs(struct pt_request *req, int g, const pt_run *runs, int n, int flags);
 int pt_mpi_send_finish_group(struct pt_request *req, int g);
 int pt_mpi_send_progress(struct pt_request *req, int all_issued, int *done);
+int pt_mpi_send_drain(struct pt_request *req);
 void pt_mpi_send_destroy(struct pt_request *req);
 int pt_mpi_recv_setup(struct pt_request *req);
 int pt_mpi_recv_start(struct pt_request *req);

@@ -1,0 +1,102 @@
+/* Partitions sent early arrive while the marking pauses. A laggard holds
+ * back every fourth partition; the others are marked back to back, then the
+ * marking thread sleeps. After the first round the timer sends each
+ * partition alone at its mark (its split announced ahead), in eager pieces
+ * past MPI's eager limit, and MPICH's shared-memory path holds back what
+ * does not fit the receiver's queue until the sender calls MPI again: with
+ * no drain by partita's progress thread, a third to a half of the early
+ * partitions came only after the laggard (transport/mpi/send.c:
+ * pt_mpi_send_drain). The ranks share CLOCK_MONOTONIC (one node): the
+ * receiver stamps each partition's first MPI_Parrived == true, the sender
+ * sends the time its pause ended after the round. Run with 2 ranks:
+ *   early_drain [-s PARTS] [-b BYTES_PER_PART] [-d PAUSE_US] [-i ROUNDS]
+ * Every byte is checked; rounds after the first must have every early
+ * partition in before the pause ended. */
+#include "ptest.h"
+
+static int late(int p) { return p % 4 == 0; }
+
+static void send_round(MPI_Request req, unsigned char *buf, size_t part_bytes, int parts, int round, long pause_us)
+{
+    for (size_t i = 0; i < part_bytes * (size_t)parts; i++)
+        buf[i] = (unsigned char)(i * 13 + (size_t)round);
+    OK(MPI_Start(&req));
+    for (int p = 0; p < parts; p++)
+        if (!late(p))
+            OK(MPI_Pready(p, req));
+    ptest_pause_us(pause_us);
+    double pause_end = ptest_now_s();
+    for (int p = 0; p < parts; p++)
+        if (late(p))
+            OK(MPI_Pready(p, req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MPI_Send(&pause_end, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
+}
+
+/* Early partitions that came after the sender's pause ended. */
+static int recv_round(MPI_Request req, unsigned char *buf, size_t part_bytes, int parts, int round, double *in)
+{
+    OK(MPI_Start(&req));
+    for (int left = parts; left > 0;)
+        for (int p = 0; p < parts; p++) {
+            int flag = 0;
+            if (in[p] == 0 && MPI_Parrived(req, p, &flag) == MPI_SUCCESS && flag) {
+                in[p] = ptest_now_s();
+                left--;
+            }
+        }
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    size_t bad = 0;
+    for (size_t i = 0; i < part_bytes * (size_t)parts; i++)
+        bad += buf[i] != (unsigned char)(i * 13 + (size_t)round);
+    CHECK(bad == 0, "round %d: %zu bytes differ", round, bad);
+    double pause_end;
+    MPI_Recv(&pause_end, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int after = 0;
+    for (int p = 0; p < parts; p++) {
+        after += !late(p) && in[p] > pause_end;
+        in[p] = 0;
+    }
+    printf("early_drain: round %d: %d early partitions came after the pause\n", round, after);
+    return after;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank = ptest_pair_rank("early_drain");
+    int parts = 64, bytes = 16384, pause_us = 50000, rounds = 4;
+    const struct {
+        const char *flag;
+        int *value;
+    } ints[] = {{"-s", &parts}, {"-b", &bytes}, {"-d", &pause_us}, {"-i", &rounds}};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+            if (!strcmp(argv[i], ints[k].flag))
+                *ints[k].value = atoi(argv[i + 1]), known = 1;
+        if (!known)
+            ptest_usage("early_drain: unknown option");
+    }
+    if (argc % 2 == 0)
+        ptest_usage("early_drain: an option without its value");
+    if (parts < 4 || bytes < 1 || pause_us < 0 || rounds < 2 || (size_t)parts * (size_t)bytes > (1u << 30))
+        ptest_usage("early_drain: need PARTS >= 4, BYTES_PER_PART >= 1, PAUSE_US >= 0, ROUNDS >= 2, at most 1 GiB");
+    unsigned char *buf = malloc((size_t)parts * (size_t)bytes);
+    double *in = calloc((size_t)parts, sizeof *in);
+    CHECK(buf && in, "out of memory");
+    MPI_Request req;
+    ptest_pair_request(rank, buf, parts, bytes, MPI_BYTE, 3, MPI_INFO_NULL, &req);
+    for (int round = 0; round < rounds; round++) {
+        if (rank == 0) {
+            send_round(req, buf, (size_t)bytes, parts, round, pause_us);
+        } else {
+            int after = recv_round(req, buf, (size_t)bytes, parts, round, in);
+            CHECK(round == 0 || after == 0, "round %d: %d early partitions came only after the pause", round, after);
+        }
+    }
+    OK(MPI_Request_free(&req));
+    free(buf);
+    free(in);
+    return ptest_finish("early_drain");
+}
