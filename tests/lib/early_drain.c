@@ -66,20 +66,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank = ptest_pair_rank("early_drain");
     int parts = 64, bytes = 16384, pause_us = 50000, rounds = 4;
-    const struct {
-        const char *flag;
-        int *value;
-    } ints[] = {{"-s", &parts}, {"-b", &bytes}, {"-d", &pause_us}, {"-i", &rounds}};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        int known = 0;
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
-            if (!strcmp(argv[i], ints[k].flag))
-                *ints[k].value = atoi(argv[i + 1]), known = 1;
-        if (!known)
-            ptest_usage("early_drain: unknown option");
-    }
-    if (argc % 2 == 0)
-        ptest_usage("early_drain: an option without its value");
+    const ptest_int_option ints[] = {{"-s", &parts}, {"-b", &bytes}, {"-d", &pause_us}, {"-i", &rounds}};
+    ptest_options(argc, argv, ints, sizeof ints / sizeof ints[0], NULL, 0, "early_drain");
     if (parts < 4 || bytes < 1 || pause_us < 0 || rounds < 2 || (size_t)parts * (size_t)bytes > (1u << 30))
         ptest_usage("early_drain: need PARTS >= 4, BYTES_PER_PART >= 1, PAUSE_US >= 0, ROUNDS >= 2, at most 1 GiB");
     unsigned char *buf = malloc((size_t)parts * (size_t)bytes);

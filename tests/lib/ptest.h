@@ -84,6 +84,40 @@ static inline void ptest_usage(const char *msg)
     exit(2);
 }
 
+/* Options given as "-x VALUE" pairs: ints (atoi) and strings, by flag. An
+ * unknown flag or one without its value is a usage error of `name`. */
+typedef struct {
+    const char *flag;
+    int *value;
+} ptest_int_option;
+typedef struct {
+    const char *flag;
+    const char **value;
+} ptest_text_option;
+
+static inline void ptest_options(int argc, char **argv, const ptest_int_option *ints, size_t nints,
+                                 const ptest_text_option *texts, size_t ntexts, const char *name)
+{
+    char msg[128];
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int known = 0;
+        for (size_t k = 0; k < nints; k++)
+            if (!strcmp(argv[i], ints[k].flag))
+                *ints[k].value = atoi(argv[i + 1]), known = 1;
+        for (size_t k = 0; k < ntexts; k++)
+            if (!strcmp(argv[i], texts[k].flag))
+                *texts[k].value = argv[i + 1], known = 1;
+        if (!known) {
+            snprintf(msg, sizeof msg, "%s: unknown option", name);
+            ptest_usage(msg);
+        }
+    }
+    if (argc % 2 == 0) {
+        snprintf(msg, sizeof msg, "%s: an option without its value", name);
+        ptest_usage(msg);
+    }
+}
+
 /* This process's rank in MPI_COMM_WORLD; a run on other than 2 ranks is a
  * usage error of the program `name`. */
 static inline int ptest_pair_rank(const char *name)

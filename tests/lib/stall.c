@@ -19,23 +19,11 @@ int main(int argc, char **argv)
     int sparts = 150000, rparts = 1000, before = 10, rounds = 1, bytes = 1, odd_last = 0, at_least = -1,
         at_most = -1, stall_us = 2000;
     const char *why_says = NULL;
-    const struct {
-        const char *flag;
-        int *value;
-    } ints[] = {{"-s", &sparts}, {"-r", &rparts}, {"-k", &before},  {"-d", &stall_us}, {"-i", &rounds},
-                {"-b", &bytes},  {"-o", &odd_last}, {"-a", &at_least}, {"-z", &at_most}};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        int known = !strcmp(argv[i], "-w");
-        if (known)
-            why_says = argv[i + 1];
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
-            if (!strcmp(argv[i], ints[k].flag))
-                *ints[k].value = atoi(argv[i + 1]), known = 1;
-        if (!known)
-            ptest_usage("stall: unknown option");
-    }
-    if (argc % 2 == 0)
-        ptest_usage("stall: an option without its value");
+    const ptest_int_option ints[] = {{"-s", &sparts}, {"-r", &rparts},   {"-k", &before},
+                                     {"-d", &stall_us}, {"-i", &rounds},  {"-b", &bytes},
+                                     {"-o", &odd_last}, {"-a", &at_least}, {"-z", &at_most}};
+    const ptest_text_option texts[] = {{"-w", &why_says}};
+    ptest_options(argc, argv, ints, sizeof ints / sizeof ints[0], texts, 1, "stall");
     if (sparts < 1 || rparts < 1 || sparts % rparts || before < 0 || before > sparts || rounds < 1 || bytes < 1 ||
         (size_t)sparts * (size_t)bytes > (1u << 30))
         ptest_usage("stall: need RECV_PARTS dividing SEND_PARTS, 0 <= MARK_BEFORE_STALL <= SEND_PARTS, "
