@@ -26,7 +26,10 @@
 int pt_flush_init(pt_request *req, int may_split);
 /* A round begins: nothing is marked; starts the transport's round too. */
 void pt_flush_start(pt_request *req);
-void pt_flush_destroy(pt_request *req);
+/* Off the timers' list (their polls read the transport's state too, to
+ * drain early sends): before the transport's state goes. */
+void pt_flush_detach(pt_request *req);
+void pt_flush_destroy(pt_request *req); /* detaches first if not done */
 /* Every group of the round has been handed to the transport. */
 static inline int pt_flush_all_issued(pt_request *req)
 {

@@ -139,12 +139,19 @@ void pt_flush_start(pt_request *req)
         pt_timer_round_ahead(req);
 }
 
+void pt_flush_detach(pt_request *req)
+{
+    if (req->u.s.split) {
+        pt_timers_unregister(req);
+        pt_timer_disarm(req);
+    }
+}
+
 void pt_flush_destroy(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
     if (s->split) {
-        pt_timers_unregister(req);
-        pt_timer_disarm(req);
+        pt_flush_detach(req);
         pt_timer_free(req);
     }
     free(s->groups);

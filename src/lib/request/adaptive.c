@@ -163,14 +163,26 @@ static void send_load(pt_request *req, const send_layout *l)
     s->late_begin_ticks = l->late_begin_ticks;
 }
 
-/* The layout that splits is watched by the timers' polls (the progress
- * thread's too), which read the live layout's groups: none may look while
- * the layout changes, and a request left armed would have another layout's
- * groups flushed as if they could split. */
+/* Whether the request is on the timers' list: some candidate splits. */
+static int timers_listed(const pt_request *req)
+{
+    const struct pt_adapt_send *a = req->u.s.adapt;
+    int listed = req->u.s.split;
+    for (int k = 0; k < a->built; k++)
+        listed |= a->saved[k].split;
+    return listed;
+}
+
+/* A request with a layout that splits is on the timers' list, whose polls
+ * (the progress thread's too) read the live layout: its groups, and its
+ * transport state, whose early sends they drain in any layout's round
+ * (timer_registry.h: pt_timer_sent_early). None may look while the layout
+ * changes, and a request left armed would have another layout's groups
+ * flushed as if they could split. */
 static void send_switch(pt_request *req, int k)
 {
     struct pt_adapt_send *a = req->u.s.adapt;
-    int watched = req->u.s.split || a->saved[k].split;
+    int watched = timers_listed(req);
     if (watched) {
         pt_timers_hold();
         if (req->u.s.split)
@@ -438,10 +450,7 @@ void pt_adapt_send_destroy(pt_request *req)
     struct pt_adapt_send *a = s->adapt;
     if (a->built > a->cur)
         send_save(req, &a->saved[a->cur]);
-    int listed = 0;
-    for (int k = 0; k < a->built; k++)
-        listed |= a->saved[k].split;
-    if (listed) { /* off the timers' list first: their polls read the live layout, which changes below */
+    if (timers_listed(req)) { /* off the timers' list first: their polls read the live layout, which changes below */
         pt_timers_unregister(req);
         pt_timer_disarm(req);
     }

@@ -106,6 +106,8 @@ void pt_send_destroy(pt_request *req)
         pt_adapt_send_destroy(req); /* every candidate layout */
         return;
     }
+    if (!req->proc_null)
+        pt_flush_detach(req);
     if (req->tp_ops)
         req->tp_ops->send_destroy(req);
     if (!req->proc_null)
