@@ -111,9 +111,11 @@ static int64_t unwatch(pt_request *req)
 /* A request's early sends are drained once none has been handed over for
  * PT_DRAIN_QUIET_NS: while threads still mark, their own sends drive MPI,
  * and a drain beside them held the transport's lock that each of their
- * sends takes (a laggard's marks, 1-2 us apart, came unevenly). While the
- * sends move they are looked at again every PT_DRAIN_RECHECK_NS: the
- * poller turns (yielding the CPU) rather than sleeps. */
+ * sends takes (a laggard's marks, 1-2 us apart, came unevenly); until then
+ * the progress thread sleeps its interval between looks rather than turn
+ * beside a laggard's last send and the application's wait. While the sends
+ * move they are looked at again every PT_DRAIN_RECHECK_NS: the poller turns
+ * (yielding the CPU) rather than sleeps. */
 #define PT_DRAIN_QUIET_NS 10000
 #define PT_DRAIN_RECHECK_NS 2000
 /* Sends that did not move at a look wait for the receiver (a rendezvous
@@ -132,7 +134,7 @@ static void drain(pt_request *req)
     int64_t since = pt_ticks() - atomic_load_explicit(&req->u.s.early_ticks, memory_order_relaxed);
     int64_t wait_ns = PT_DRAIN_RECHECK_NS;
     if (since < pt_ticks_from_ns(PT_DRAIN_QUIET_NS)) {
-        wait_ns = PT_DRAIN_QUIET_NS;
+        wait_ns = PT_DRAIN_STALLED_NS; /* past the spin window: the thread sleeps its interval */
     } else {
         drained(req); /* before the look: a send handed over meanwhile counts again */
         int moved = req->tp_ops->send_drain(req);
