@@ -141,10 +141,8 @@ void pt_flush_start(pt_request *req)
 
 void pt_flush_detach(pt_request *req)
 {
-    if (req->u.s.split) {
+    if (req->u.s.split)
         pt_timers_unregister(req);
-        pt_timer_disarm(req);
-    }
 }
 
 void pt_flush_destroy(pt_request *req)

@@ -39,6 +39,7 @@ void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, req); }
 void pt_timers_unregister(struct pt_request *req)
 {
     pt_list_remove(&timers, req);
+    pt_timer_disarm(req);
     drained(req);
 }
 void pt_timers_hold(void) { pt_list_hold(&timers); }

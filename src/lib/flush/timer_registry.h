@@ -19,7 +19,7 @@ struct pt_request;
 /* wake is called whenever a request becomes armed (the progress thread's kick). */
 void pt_timers_on_arm(void (*wake)(void));
 void pt_timers_register(struct pt_request *req);
-void pt_timers_unregister(struct pt_request *req);
+void pt_timers_unregister(struct pt_request *req); /* it goes away: unlisted, disarmed, not drained */
 /* A registered request changes its layout (the adaptive policy's swap at
  * MPI_Start): polls, which read the live layout's groups, wait meanwhile. */
 void pt_timers_hold(void);

@@ -143,7 +143,8 @@ static int best_candidate(const pta_state *st, int keep)
     int pick = typical_of(st, st->prefer) <= tied ? st->prefer : 0;
     while (!(typical_of(st, pick) <= tied))
         pick++;
-    if (keep >= 0 && keep != pick && typical_of(st, keep) <= typical_of(st, pick) * (1 + st->hysteresis) + st->tie_floor_us)
+    if (keep >= 0 && keep != pick &&
+        typical_of(st, keep) <= typical_of(st, pick) * (1 + st->hysteresis) + st->tie_floor_us)
         return keep;
     return pick;
 }

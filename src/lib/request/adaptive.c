@@ -450,10 +450,8 @@ void pt_adapt_send_destroy(pt_request *req)
     struct pt_adapt_send *a = s->adapt;
     if (a->built > a->cur)
         send_save(req, &a->saved[a->cur]);
-    if (timers_listed(req)) { /* off the timers' list first: their polls read the live layout, which changes below */
+    if (timers_listed(req)) /* off the timers' list first: their polls read the live layout, which changes below */
         pt_timers_unregister(req);
-        pt_timer_disarm(req);
-    }
     for (int k = 0; k < a->built; k++) {
         send_load(req, &a->saved[k]);
         if (req->tp)
