@@ -8,6 +8,7 @@ PARTITA_POLICY=<policy>).
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shlex
@@ -37,6 +38,7 @@ class BuildInfo:
     mpi_flavor: str
     native_partitioned: bool
     fabric_transport: bool = False
+    policies: tuple[str, ...] | None = None   # libpartita's policies; None: a build description without the list
     raw: dict = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -81,6 +83,7 @@ class BuildInfo:
             mpi_flavor=raw.get("mpi_flavor", "other"),
             native_partitioned=bool(raw.get("native_partitioned")),
             fabric_transport=bool(raw.get("fabric_transport")),
+            policies=_policies(raw.get("policies"), file),
             raw=raw,
         )
 
@@ -101,6 +104,31 @@ class BuildInfo:
         if not p.is_file():
             raise LaunchError(f"the tracer is not built ({p} is missing); run `make` (it is built with libpartita)")
         return p
+
+
+def _policies(value, file: Path) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) and p for p in value):
+        raise LaunchError(f"{file}: 'policies' is {value!r}, expected a list of policy names; run `make` again")
+    return tuple(value)
+
+
+def check_policy(build: BuildInfo, impl: str) -> None:
+    """LaunchError when partita:<policy> names a policy this build's libpartita does not have (libpartita
+    would refuse it in MPI_Init of every launch), with the closest name; nothing to check for native, or
+    for a build description that does not list the policies."""
+    kind, policy = parse_impl(impl)
+    if kind != "partita" or build.policies is None:
+        return
+    name = policy.partition("@")[0]
+    base = "fixed" if name.startswith("fixed") else name  # partita:fixed4: parse_impl checked the 4
+    if base.lower() in build.policies:
+        return
+    close = difflib.get_close_matches(base.lower(), build.policies, n=1)
+    hint = f"; did you mean partita:{close[0]}?" if close else ""
+    raise LaunchError(f"unknown implementation {impl!r}: this build's libpartita has no policy {name!r} (it has "
+                      f"{', '.join(build.policies)}){hint}")
 
 
 TRANSPORTS = ("mpi", "fabric", "auto")   # libpartita's PARTITA_TRANSPORT
@@ -131,6 +159,7 @@ def parse_impl(impl: str) -> tuple[str, str | None]:
 def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
     """Environment variables that select the implementation; partita:POLICY@TRANSPORT also sets
     libpartita's PARTITA_TRANSPORT."""
+    check_policy(build, impl)
     kind, policy = parse_impl(impl)
     policy, _, transport = (policy or "").partition("@")
     if kind == "native":

@@ -209,28 +209,49 @@ def test_a_policy_the_library_does_not_know_is_unavailable():
     assert unknown_policy("partita:timer@fabric", env, "partita: MPI_Wait: fabric transport: fi_write failed") is None
 
 
-def run_suite_file(build, tmp_path, name: str, toml: str) -> subprocess.CompletedProcess:
+def run_suite_file(build, tmp_path, name: str, toml: str, build_dir: Path | None = None) -> subprocess.CompletedProcess:
     """`partita run` of a suite written to tmp_path/NAME.toml, its results under tmp_path."""
     suite = tmp_path / f"{name}.toml"
     suite.write_text(toml)
     return subprocess.run([sys.executable, "-m", "partita.cli", "run", "--suite", str(suite), "--out", str(tmp_path),
-                           "--build", str(build.path.parent if build.path.is_file() else build.path)],
+                           "--build", str(build_dir or build.path)],
                           capture_output=True, text=True, timeout=300)
 
 
-def test_suite_reports_an_unknown_policy_as_unavailable(build, tmp_path):
-    p = run_suite_file(build, tmp_path, "tiny",
-                       'repeat = 2\n[[run]]\nname = "p2p"\nprogram = "partita-p2p"\n'
-                       'args = ["-m", "4K:4K", "--partitions", "4", "-i", "3", "-x", "1"]\n'
-                       'impl = ["partita:model", "partita:no-such-policy"]\ntimeout = 120\n')
+UNKNOWN_POLICY_SUITE = ('repeat = 2\n[[run]]\nname = "p2p"\nprogram = "partita-p2p"\n'
+                        'args = ["-m", "4K:4K", "--partitions", "4", "-i", "3", "-x", "1"]\n'
+                        'impl = ["partita:model", "partita:tmier"]\ntimeout = 120\n')
+
+
+def test_suite_with_a_policy_the_build_lacks_is_refused_before_any_launch(build, tmp_path):
+    assert build.policies and "timer" in build.policies and "tmier" not in build.policies
+    p = run_suite_file(build, tmp_path, "tiny", UNKNOWN_POLICY_SUITE)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "no policy 'tmier'" in p.stderr and "did you mean partita:timer?" in p.stderr
+    assert not list(tmp_path.glob("*-tiny")), "nothing is launched, no results folder"
+    q = subprocess.run([sys.executable, "-m", "partita.cli", "run", "--impl", "partita:model,partita:bluk",
+                        "--out", str(tmp_path), "--build", str(build.path)], capture_output=True, text=True, timeout=60)
+    assert q.returncode == 2 and "did you mean partita:bulk?" in q.stderr, q.stderr
+
+
+def test_build_without_a_policy_list_reports_an_unknown_policy_as_unavailable(build, tmp_path):
+    """A build description from before the list (or another tool's): the policy is found unknown by the
+    first launch, which libpartita refuses in MPI_Init, and not launched again."""
+    raw = {k: v for k, v in build.raw.items() if k != "policies"}
+    old = tmp_path / "old-build"
+    old.mkdir()
+    (old / "partita-build.json").write_text(json.dumps(raw))
+    p = run_suite_file(build, tmp_path, "tiny", UNKNOWN_POLICY_SUITE, build_dir=old)
     assert p.returncode == 0, p.stdout + p.stderr
     runs = json.loads(next(tmp_path.glob("*-tiny/manifest.json")).read_text())["runs"]
     assert [(r["impl"], r["status"]) for r in runs] == [
-        ("partita:model", "ok"), ("partita:no-such-policy", "unavailable"),
-        ("partita:model", "ok"), ("partita:no-such-policy", "unavailable")]
-    assert "no policy 'no-such-policy'" in runs[1]["reason"] and "is not one of" in runs[1]["reason"]
+        ("partita:model", "ok"), ("partita:tmier", "unavailable"),
+        ("partita:model", "ok"), ("partita:tmier", "unavailable")]
+    assert "no policy 'tmier'" in runs[1]["reason"]
+    # the library's own list (C) is the build description's (CMake hands both the same names)
+    assert "is not one of " + "|".join(build.policies) in runs[1]["reason"]
     assert "exit_code" not in runs[3]        # known after the first launch: not launched again
-    assert "# no result: p2p (partita:no-such-policy, launch 1): unavailable: this build's libpartita" in p.stdout
+    assert "# no result: p2p (partita:tmier, launch 1): unavailable: this build's libpartita" in p.stdout
 
 
 # --- side-by-side results (partita-adapt-bench): every implementation in one launch ----------------

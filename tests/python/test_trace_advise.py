@@ -97,6 +97,23 @@ def test_p2p_result_file_as_input(tmp_path, params):
     assert adv.measured_now_us == pytest.approx(10.0)
 
 
+def test_p2p_rounds_whose_clocks_disagree_are_left_out(tmp_path, params):
+    """A last arrival before the last mark (t_last < 0) or a first mark after the last (t_part < t_last) is no
+    round the model can replay: left out and said so; every round so is an error, not advice on nonsense."""
+    def p2p(t_part, t_last):
+        f = tmp_path / "p2p.json"
+        f.write_text(json.dumps({"schema": "partita.result/1", "benchmark": "p2p", "config": {"noise": "none"},
+                                 "results": [{"case": {"bytes": 65536, "partitions": 8, "threads": 1},
+                                              "metrics": {"t_part_us": {"samples": t_part},
+                                                          "t_last_us": {"samples": t_last}}}]}))
+        return f
+    [case], _ = load_cases(p2p([30.0, 40.0, 8.0, 35.0], [10.0, -5.0, 9.0, 12.0]))
+    assert len(case.rounds) == 2 and "2 of 4 rounds left out" in case.label
+    assert advise_case(params, case).measured_now_us == pytest.approx(11.0)
+    with pytest.raises(SourceError, match="no usable round .*2 with t_last < 0 or t_part < t_last"):
+        load_cases(p2p([30.0, 40.0], [-1.0, -2.0]))
+
+
 def test_unusable_inputs(tmp_path):
     with pytest.raises(SourceError, match="no such trace"):
         load_cases(tmp_path / "nothing")

@@ -65,6 +65,7 @@ def test_model_gap_is_relative_to_the_best(monkeypatch):
     (["--delay", "inf"], "--delay"),
     (["--threads", "0"], "--threads: only with --delay"),
     (["--delay", "50", "--threads", "-1"], "--threads"),
+    (["--delay", "50", "-p", "8,16", "--threads", "5000"], "--threads 5000: more threads than partitions"),
     (["--quantile", "1.5"], "--quantile"),
 ])
 def test_tune_bad_input(args, why, tmp_path):

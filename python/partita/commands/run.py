@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import cluster
 from ..option_lists import list_entries
-from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_rank_count, parse_impl
+from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_policy, check_rank_count
 from ..report import explain_run
 from ..runner import results_folder, run_suite
 from ..suite import MAX_REPEAT, SuiteError, builtin_suites, load_suite
@@ -69,8 +69,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita run: error: {e}", file=sys.stderr)
         return 2
     try:
-        for impl in impls or []:
-            parse_impl(impl)
+        # every implementation the suite would launch, before anything is launched: a misspelt policy is an
+        # error here, not a suite of launches that each come back unavailable
+        for impl in dict.fromkeys(impls or [i for spec in suite.runs for i in spec.impls]):
+            check_policy(build, impl)
         if args.cluster and args.launcher:
             raise LaunchError("--cluster and --launcher exclude each other")
         check_launcher(args.launcher)

@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delay", type=float, default=0.0,
                    help="laggard delay in us (default 0: all partitions ready at once)")
     p.add_argument("--threads", type=int,
-                   help="with --delay: sender threads, thread 0's partitions late (0: one per partition; default 2)")
+                   help="with --delay: sender threads, thread 0's partitions late (0: one per partition; default 2; "
+                   "at most the largest --partitions)")
     p.add_argument("-i", "--iterations", type=int, default=40, help="confirmation iterations (default 40)")
     p.add_argument("--quantile", type=float, default=0.5,
                    help="quantile of the iterations that ranks candidates (default 0.5, the median; lower values "
@@ -60,6 +61,10 @@ def main(args: argparse.Namespace) -> int:
                              "partition is ready at once and no thread is late)")
         if args.threads is not None and args.threads < 0:
             raise ValueError("--threads must be >= 0")
+        if args.threads is not None and args.threads > max(parts):
+            # each thread owns at least one partition: more would run as max(parts) and the table say otherwise
+            raise ValueError(f"--threads {args.threads}: more threads than partitions (the largest --partitions is "
+                             f"{max(parts)}); 0 gives one thread per partition")
         if not 0 <= args.quantile <= 1:
             raise ValueError("--quantile must be in [0, 1]")
         # after every other check, so a refused command leaves no folder behind

@@ -128,17 +128,29 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
             continue
         P, total, T = int(case["partitions"]), int(case["bytes"]), int(case.get("threads") or 1)
         pattern = _pattern(config, T, origin)
-        rounds = []
-        for tp, tl in zip(metrics["t_part_us"].get("samples") or [], metrics["t_last_us"].get("samples") or []):
+        rounds, samples, unordered = [], list(zip(metrics["t_part_us"].get("samples") or [],
+                                                  metrics["t_last_us"].get("samples") or [])), 0
+        for tp, tl in samples:
             tp, tl = number(tp), number(tl)
             # null (the harness's missing sample), NaN, infinite, not a number; or beyond what a 64-bit
             # nanosecond clock holds, where the model's sums lose every digit or overflow
             if tp is None or tl is None or max(abs(tp), abs(tl)) > MAX_SAMPLE_US:
                 continue
-            ready = pattern.ready(P, max(0.0, tp - tl))
+            if tl < 0 or tp < tl:
+                # the last arrival before the last mark, or the first mark after the last: the ranks'
+                # clocks disagree by more than the transfer (or the file was edited); no round to model
+                unordered += 1
+                continue
+            ready = pattern.ready(P, tp - tl)
             threads = [u % T for u in range(P)] if pattern.name == "laggard" else [0] * P
             rounds.append(RoundPattern(0.0, ready, threads, None, max(ready) + tl))
         label = f"{origin}: {T} thread{'s' if T != 1 else ''}, noise {config.get('noise')}"
+        if unordered:
+            label += (f" ({unordered} of {len(samples)} rounds left out: t_last < 0 or t_part < t_last, the ranks' "
+                      "clocks disagree)")
+        if unordered and not rounds:
+            raise SourceError(f"{origin}: {P} partitions of {total} bytes: no usable round ({len(samples)} samples, "
+                              f"{unordered} with t_last < 0 or t_part < t_last: the ranks' clocks disagree)")
         out.append(case_from_rounds(label, total, P, rounds, policy, note))
     return out
 

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "partita/config.h"
 #include "request/progress_thread.h"
 
-static const char *const policy_names[PT_POLICY_COUNT] = {
-    "none", "bulk", "static", "model", "timer", "fixed", "table", "adaptive"
-};
+/* The list is the build's (CMakeLists.txt), which also hands it to the CLI (partita-build.json). */
+static const char *const policy_names[] = { PARTITA_POLICY_NAMES };
+_Static_assert(sizeof policy_names / sizeof *policy_names == PT_POLICY_COUNT,
+               "PARTITA_POLICIES in CMakeLists.txt must name every pt_policy, in order");
 
 static const char *const transport_names[PT_TRANSPORT_COUNT] = { "mpi", "fabric", "auto" };
 
