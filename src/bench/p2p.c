@@ -6,6 +6,7 @@
  * (threads compute, join, one MPI_Send of m bytes) with a partitioned iteration
  * (threads compute, then MPI_Pready their partitions; the receiver stamps the
  * first MPI_Parrived == true of each partition): ABAB, never two loops. */
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -55,6 +56,7 @@ typedef struct p2p_case {
     int validation_errors;
     double *v[NCASE_METRICS];  /* per-iteration samples, in the order of case_metrics below */
     double *pready_ns;
+    char plan[2048]; /* sender: libpartita's account of its plan (libpartita_plan), or "" */
 } p2p_case;
 
 static const struct { const char *name, *unit, *definition; } case_metrics[NCASE_METRICS] = {
@@ -336,6 +338,18 @@ static double case_bytes(size_t m, int P, int Q, int T, int N)
     return (double)m + 8.0 * N * ((double)P + Q + T + 2 + NCASE_METRICS + 1) + 16.0 * ((double)P + Q + T);
 }
 
+/* libpartita's account of what it sent and why (Partita_Request_why: the
+ * layout, for the adaptive policy its candidates and last decision) when
+ * it is preloaded; "" under the MPI library's own partitioned calls. Looked
+ * up at run time: the program is the MPI library's as much as libpartita's. */
+static void libpartita_plan(MPI_Request req, char *text, int len)
+{
+    int (*why)(MPI_Request, char *, int);
+    *(void **)&why = dlsym(RTLD_DEFAULT, "Partita_Request_why"); /* POSIX's way to a function pointer */
+    if (!why || why(req, text, len) != MPI_SUCCESS)
+        text[0] = '\0';
+}
+
 static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *clk, size_t m, int P, int Q,
                      p2p_case *out)
 {
@@ -390,6 +404,9 @@ static void run_case(pt_ctx *ctx, const p2p_config *cfg, const pt_clock_offset *
         int64_t *ar = k >= 0 ? arrival + (size_t)slot * (size_t)Q : scratch;
         partitioned_iteration(ctx, cfg, &req, buf, m, P, Q, it, rd, ce, ar, arrived, pending_q, &errors);
     }
+    if (ctx->rank == SENDER) /* after the measured rounds (the adaptive policy's decisions are made), before
+                              * MPI_Pready's own rounds, whose marking differs */
+        libpartita_plan(req, out->plan, (int)sizeof out->plan);
     if (do_pready)
         for (long it = 0; it < total; it++) {
             double ns = pready_iteration(ctx, cfg, &req, P, per_thread);
@@ -467,6 +484,8 @@ static void write_json_case(pt_json *j, const p2p_config *cfg, const p2p_case *p
     pt_json_int(j, "partition_bytes", (long long)(pc->bytes / (size_t)pc->P));
     pt_json_object_end(j);
     pt_json_string(j, "validation", cfg->c.validate ? (pc->validation_errors ? "fail" : "pass") : "skipped");
+    if (pc->plan[0])
+        pt_json_string(j, "plan", pc->plan);
     pt_json_object_begin(j, "metrics");
     for (int k = 0; k < NCASE_METRICS; k++) {
         pt_metric m = metric_of(pc, k, n);

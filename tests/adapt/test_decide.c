@@ -164,6 +164,52 @@ static void test_ties_go_to_preferred(void)
     CHECK(st.prefer == 0);
 }
 
+/* Three candidates, the preferred (2) and 0 tied by cost, 1 dearer: rounds
+ * paused for a laggard (`pause` us) tell 0 and 2 apart by the time after the
+ * last mark; without a pause, or when the soonest is not tied by cost, the
+ * cost decides. Returns the choice. */
+static int choice_under_laggard(double pause, double cost0, double cost1, int paused_rounds)
+{
+    pta_state st;
+    int w[PTA_WINDOW];
+    pta_init(&st, 3);
+    pta_prefer(&st, 2);
+    for (int i = 0; i < 4; i++) {
+        double p = i < paused_rounds ? pause : 0;
+        pta_add_round(&st, 0, cost0, 2.0, p);  /* most of it handed over before the last mark */
+        pta_add_round(&st, 1, cost1, 1.0, p);  /* the soonest after the last mark */
+        pta_add_round(&st, 2, 16.0, 16.0, 0);  /* one message: handed over once, shows no pause */
+    }
+    pta_plan_window(&st, w);
+    return st.current;
+}
+
+static void test_laggard_ties_go_to_the_soonest_after_the_last_mark(void)
+{
+    CHECK(choice_under_laggard(1000, 16.5, 30, 4) == 0); /* tied with 2 by cost, 14 us sooner */
+    CHECK(choice_under_laggard(1000, 16.5, 30, 3) == 0);
+    CHECK(choice_under_laggard(1000, 16.5, 30, 2) == 2); /* half the rounds paused: no laggard */
+    CHECK(choice_under_laggard(0, 16.5, 30, 4) == 2);    /* no pause: the preferred */
+    CHECK(choice_under_laggard(1000, 16.5, 16.9, 4) == 1); /* all three tied: the soonest of all */
+    CHECK(choice_under_laggard(1000, 20, 30, 4) == 2);   /* 25% dearer: not tied, the cost decides */
+    /* Sooner within the tie margin is a tie (the lower index wins); a tied incumbent yields to one sooner
+     * by more than the hysteresis. */
+    pta_state st;
+    int w[PTA_WINDOW];
+    pta_init(&st, 2);
+    for (int i = 0; i < 4; i++) {
+        pta_add_round(&st, 0, 10.0, 4.0, 500);
+        pta_add_round(&st, 1, 10.2, 3.8, 500);  /* 5% sooner: within the hysteresis */
+    }
+    pta_plan_window(&st, w);
+    CHECK(st.current == 0);
+    CHECK(strstr(st.why, "a laggard paused the rounds 500 us") != NULL);
+    for (int i = 0; i < PTA_KEEP; i++)
+        pta_add_round(&st, 1, 10.2, 1.0, 500);  /* now 4x sooner */
+    pta_plan_window(&st, w);
+    CHECK(st.current == 1);
+}
+
 /* Two candidates measured `first` and `second` us 4 times each, under the
  * timer's margins or the adaptive policy's; the choice that follows. */
 static int choice_of_two(pta_state *st, int timer, double first, double second)
@@ -330,6 +376,7 @@ int main(void)
     test_ties_go_to_model_preference();
     test_small_differences_are_ties();
     test_ties_go_to_preferred();
+    test_laggard_ties_go_to_the_soonest_after_the_last_mark();
     test_timer_margins();
     test_hysteresis();
     test_replans_on_drift();

@@ -107,6 +107,21 @@ def test_early_bird_with_laggard_threads(build):
     assert max(m["early_bird"]) > 0
 
 
+def test_libpartita_plan_is_recorded(build):
+    """Under libpartita each case carries the sender's Partita_Request_why (the layout, and under `adaptive`
+    the candidates and the decision); under the MPI library's own partitioned calls there is none."""
+    if not build.interposer.is_file():
+        pytest.skip("libpartita-mpi.so is not built in this build")
+    args = ["-m", "4K:8K", "-p", "4", "-i", "30", "-x", "2"]
+    r = run_benchmark(build, "partita-p2p", args, impl="partita:adaptive", timeout=120)
+    plans = [c["plan"] for c in r["results"]]
+    assert len(plans) == 2 and all(p.startswith("adaptive, round ") and "layout #" in p for p in plans), plans
+    assert all("transport mpi" in p for p in plans)
+    if build.native_partitioned:
+        native = run_benchmark(build, "partita-p2p", args, impl="native", timeout=120)
+        assert all("plan" not in c for c in native["results"])
+
+
 def test_seed_reproduces_noise_config(build):
     args = ["-m", "1K:1K", "-p", "2", "-t", "2", "--compute", "10", "--noise", "gaussian:30",
             "--compute-mode", "sleep", "-i", "5", "-x", "0", "--seed", "77"]

@@ -166,9 +166,16 @@ static void adapt_note_pause(pt_send_side *s, int64_t now)
     int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
     if (prev && now - prev >= PT_LAGGARD_PAUSE_NS) {
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
-        if (s->adapt_pause_ends_charges)
-            atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
+        if (now - prev > atomic_load_explicit(&s->adapt_pause_ns, memory_order_relaxed))
+            atomic_store_explicit(&s->adapt_pause_ns, now - prev, memory_order_relaxed);
     }
+}
+
+/* Whether this round's hand-overs are no longer charged: a pause, for the timer's layouts. */
+static int adapt_charges_ended(const pt_send_side *s)
+{
+    return s->adapt_pause_ends_charges && atomic_load_explicit(&s->adapt_paused, memory_order_relaxed);
 }
 
 /* Adaptive policy (request/adaptive.h), in a measured round: stamp the
@@ -191,7 +198,7 @@ static int64_t adapt_stamp_before(pt_send_side *s, int *last, int64_t mark_ns)
     /* The timer's laggard check counts from the last mark: when that mark hands over more
      * than one piece of a cut (mark_ns: when it began to), the round's last hand-over is
      * dated from it, once a pause has stopped the charges (else they would count twice). */
-    int from_mark = mark_ns && atomic_load_explicit(&s->adapt_paused, memory_order_relaxed);
+    int from_mark = mark_ns && adapt_charges_ended(s);
     if (*last)
         atomic_store_explicit(&s->adapt_last_ns, from_mark ? mark_ns : now, memory_order_relaxed);
     if (done == 0)
@@ -203,7 +210,7 @@ static int64_t adapt_stamp_before(pt_send_side *s, int *last, int64_t mark_ns)
 static void adapt_stamp_after(pt_send_side *s, int64_t began)
 {
     int64_t now = pt_now_ns();
-    if (!atomic_load_explicit(&s->adapt_paused, memory_order_relaxed))
+    if (!adapt_charges_ended(s))
         atomic_fetch_add_explicit(&s->adapt_before_cost_ns, now - began, memory_order_relaxed);
     atomic_store_explicit(&s->adapt_prev_end_ns, now, memory_order_relaxed);
 }

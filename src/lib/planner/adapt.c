@@ -76,25 +76,28 @@ static void ring_push(double *ring, int *n, int *next, double v)
         ++*n;
 }
 
-/* The q-quantile (linear interpolation) of the last k values pushed to a
- * ring (k <= n). */
+/* The q-quantile (linear interpolation) of the finite ones among the last k
+ * values pushed to a ring (k <= n); INFINITY when there is none. */
 static double ring_quantile(const double *ring, int n, int next, int k, double q)
 {
     double v[PTA_KEEP];
     if (k > n)
         k = n;
-    if (k <= 0)
-        return INFINITY;
+    int m = 0;
     for (int i = 0; i < k; i++) {
         double x = ring[(next - 1 - i + 2 * PTA_KEEP) % PTA_KEEP];
-        int j = i;
+        if (!isfinite(x))
+            continue;
+        int j = m++;
         for (; j > 0 && v[j - 1] > x; j--)
             v[j] = v[j - 1];
         v[j] = x;
     }
-    double pos = q * (k - 1);
+    if (m == 0)
+        return INFINITY;
+    double pos = q * (m - 1);
     int lo = (int)pos;
-    return lo + 1 < k ? v[lo] + (pos - lo) * (v[lo + 1] - v[lo]) : v[lo];
+    return lo + 1 < m ? v[lo] + (pos - lo) * (v[lo + 1] - v[lo]) : v[lo];
 }
 
 /* A candidate's typical time (and the typical spread): the lower quartile
@@ -107,14 +110,41 @@ static double typical_of(const pta_state *st, int c)
     return ring_quantile(st->sample[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
 }
 
-void pta_add_sample(pta_state *st, int cand, double us)
+/* A candidate's typical time after the last mark, of its rounds that have one. */
+static double typical_after(const pta_state *st, int c)
+{
+    return ring_quantile(st->after[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
+}
+
+/* The laggard's pause the rounds wait for, us, or 0: the typical pause of
+ * a candidate with enough rounds, most of them paused between two
+ * hand-overs. Only a layout of several messages can show the pause (one
+ * message is handed over once), so one such candidate is enough. */
+static double lag_pause_us(const pta_state *st)
+{
+    for (int c = 0; c < st->ncand; c++) {
+        int n = 0;
+        for (int i = 0; i < st->nsample[c]; i++)
+            n += isfinite(st->pause[c][i]);
+        if (st->nsample[c] >= MIN_SAMPLES && 2 * n > st->nsample[c])
+            return ring_quantile(st->pause[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
+    }
+    return 0;
+}
+
+void pta_add_round(pta_state *st, int cand, double us, double after_us, double pause_us)
 {
     if (cand < 0 || cand >= st->ncand || !isfinite(us))
         return;
+    /* the three rings share the sample ring's position and count */
+    st->after[cand][st->next[cand]] = isfinite(after_us) && after_us >= 0 ? after_us : NAN;
+    st->pause[cand][st->next[cand]] = isfinite(pause_us) && pause_us > 0 ? pause_us : NAN;
     ring_push(st->sample[cand], &st->nsample[cand], &st->next[cand], us);
     if (!st->exploring && cand == st->current)
         st->since_choice++;
 }
+
+void pta_add_sample(pta_state *st, int cand, double us) { pta_add_round(st, cand, us, NAN, NAN); }
 
 void pta_add_spread(pta_state *st, int cand, double us)
 {
@@ -129,33 +159,78 @@ void pta_add_spread(pta_state *st, int cand, double us)
     }
 }
 
-/* The best candidate by median (ties within the tie margin to the preferred
- * one, else to the lower index), or `keep` when it is within the hysteresis of that
- * (keep < 0: no incumbent). */
+/* Whether `value` of candidate c is within the margin `rel` (relative) plus the floor of `of`. */
+static int within(const pta_state *st, double (*value)(const pta_state *, int), int c, double of, double rel)
+{
+    return value(st, c) <= of * (1 + rel) + st->tie_floor_us + 1e-9;
+}
+
+/* Among the candidates whose `value` is within the tie margin of the
+ * least (*best), the preferred one, else the lower index; `among`: only
+ * these (NULL: all). -1 when none has a finite value. */
+static int least(const pta_state *st, double (*value)(const pta_state *, int), const int *among, double *best)
+{
+    *best = INFINITY;
+    for (int c = 0; c < st->ncand; c++)
+        if (!among || among[c])
+            *best = fmin(*best, value(st, c));
+    if (!isfinite(*best))
+        return -1;
+    double tied = *best * (1 + st->tie) + st->tie_floor_us + 1e-9;
+    if ((!among || among[st->prefer]) && value(st, st->prefer) <= tied)
+        return st->prefer;
+    int pick = 0;
+    while ((among && !among[pick]) || !(value(st, pick) <= tied))
+        pick++;
+    return pick;
+}
+
+/* The best candidate by its typical cost (ties within the tie margin to the
+ * preferred one, else to the lower index), or `keep` when it is within the
+ * hysteresis of that (keep < 0: no incumbent). When the rounds wait for a
+ * laggard, the candidates tied by cost are told apart by their time after
+ * the last mark, the soonest winning (and `keep`, when tied by cost, within
+ * the hysteresis of it by that time): pta_add_round. */
 static int best_candidate(const pta_state *st, int keep)
 {
-    double best = INFINITY;
-    for (int c = 0; c < st->ncand; c++)
-        best = fmin(best, typical_of(st, c));
-    if (!isfinite(best))
+    double best, soonest_us;
+    int pick = least(st, typical_of, NULL, &best);
+    if (pick < 0)
         return keep >= 0 ? keep : 0; /* nothing measured: the model's preference */
-    double tied = best * (1 + st->tie) + st->tie_floor_us + 1e-9;
-    int pick = typical_of(st, st->prefer) <= tied ? st->prefer : 0;
-    while (!(typical_of(st, pick) <= tied))
-        pick++;
-    if (keep >= 0 && keep != pick &&
-        typical_of(st, keep) <= typical_of(st, pick) * (1 + st->hysteresis) + st->tie_floor_us)
+    double pause = lag_pause_us(st);
+    if (pause > 0) {
+        int tied[PTA_MAX_CANDIDATES];
+        for (int c = 0; c < st->ncand; c++)
+            tied[c] = within(st, typical_of, c, best, st->tie);
+        int soonest = least(st, typical_after, tied, &soonest_us);
+        if (soonest >= 0) {
+            if (keep >= 0 && keep != soonest && tied[keep] &&
+                within(st, typical_after, keep, typical_after(st, soonest), st->hysteresis))
+                return keep;
+            return soonest;
+        }
+    }
+    if (keep >= 0 && keep != pick && within(st, typical_of, keep, typical_of(st, pick), st->hysteresis))
         return keep;
     return pick;
 }
 
+/* Each candidate's typical cost and sample count; under a laggard also its
+ * typical time after the last mark ("#1 16.2 us (2.6 after)/4"). */
 static int describe(char *out, size_t len, const pta_state *st)
 {
-    int n = 0;
+    int n = 0, lag = lag_pause_us(st) > 0;
     for (int c = 0; c < st->ncand && n < (int)len; c++) {
-        double m = typical_of(st, c);
-        n += isfinite(m) ? snprintf(out + n, len - (size_t)n, "%s#%d %.1f us/%d", c ? ", " : "", c, m, st->nsample[c])
-                         : snprintf(out + n, len - (size_t)n, "%s#%d -", c ? ", " : "", c);
+        double m = typical_of(st, c), after = typical_after(st, c);
+        if (!isfinite(m)) {
+            n += snprintf(out + n, len - (size_t)n, "%s#%d -", c ? ", " : "", c);
+            continue;
+        }
+        n += snprintf(out + n, len - (size_t)n, "%s#%d %.1f us", c ? ", " : "", c, m);
+        if (lag && isfinite(after) && n < (int)len)
+            n += snprintf(out + n, len - (size_t)n, " (%.1f after)", after);
+        if (n < (int)len)
+            n += snprintf(out + n, len - (size_t)n, "/%d", st->nsample[c]);
     }
     return n;
 }
@@ -173,11 +248,15 @@ static void choose(pta_state *st, int incumbent, const char *reason)
     st->slow_checks = 0;
     st->spread_ref_us = -1; /* from the next spreads of the chosen layout */
     st->nspread = st->spread_next = st->spread_since = 0;
-    char medians[160];
+    char medians[200];
     describe(medians, sizeof medians, st);
-    snprintf(st->why, sizeof st->why, "layout #%d %s (lower quartile of the us after the last mark/samples: %s)",
-             pick, reason,
-             medians);
+    char lag[96] = "";
+    double pause = lag_pause_us(st);
+    if (pause > 0)
+        snprintf(lag, sizeof lag, "; a laggard paused the rounds %.0f us: tied layouts by their us after the last mark",
+                 pause);
+    snprintf(st->why, sizeof st->why, "layout #%d %s (lower quartile of a round's us after the last mark and earlier "
+             "hand-overs/samples: %s%s)", pick, reason, medians, lag);
 }
 
 /* Exploration: the least measured candidates first, cycling. */
@@ -256,7 +335,7 @@ void pta_plan_window(pta_state *st, int *out)
             measured &= st->nsample[c] >= MIN_SAMPLES;
         if (!measured && st->explore_windows < EXPLORE_MAX_WINDOWS) {
             plan_exploration(st, out);
-            char medians[160];
+            char medians[200];
             describe(medians, sizeof medians, st);
             snprintf(st->why, sizeof st->why, "exploring (%s)", medians);
             return;

@@ -19,7 +19,9 @@
 
 typedef struct pta_state {
     int ncand;
-    double sample[PTA_MAX_CANDIDATES][PTA_KEEP]; /* us after the last mark, a ring per candidate */
+    double sample[PTA_MAX_CANDIDATES][PTA_KEEP]; /* a round's cost (pta_add_round), a ring per candidate */
+    double after[PTA_MAX_CANDIDATES][PTA_KEEP];  /* its us after the last mark alone (NAN: not known) */
+    double pause[PTA_MAX_CANDIDATES][PTA_KEEP];  /* the laggard's pause it waited for, us (NAN: none) */
     int nsample[PTA_MAX_CANDIDATES];             /* in the ring (<= PTA_KEEP) */
     int next[PTA_MAX_CANDIDATES];                /* ring position of the next sample */
     int exploring;          /* trying every candidate; else exploiting `current` */
@@ -36,7 +38,7 @@ typedef struct pta_state {
     int slow_checks;        /* window checks in a row that found the chosen layout drifted */
     int replans;            /* explorations started by a drift */
     int switches;           /* times the chosen candidate changed */
-    char why[256];          /* the last decision, in words */
+    char why[512];          /* the last decision, in words */
 } pta_state;
 
 /* Fresh state for ncand candidates (1..PTA_MAX_CANDIDATES). */
@@ -73,7 +75,18 @@ int pta_initial_candidate(int ncand, int round);
  * every launch; a settled window now has one round in 8 that does more
  * than its layout's work. */
 int pta_measured_round(int initial, const int *window, int r);
-/* A measured round: candidate cand took us after its last MPI_Pready. */
+/* A measured round: candidate cand cost `us` (the time after the round's
+ * last MPI_Pready plus what handing the earlier messages over cost since
+ * a laggard's pause: what the policy minimises), of which after_us after
+ * the last MPI_Pready (NAN: not known); pause_us: the pause for a laggard
+ * its hand-overs showed (PT_LAGGARD_PAUSE_NS or more between two; 0 or NAN:
+ * none). When most rounds of a candidate paused, candidates tied by cost
+ * are told apart by their time after the last mark: equal from the
+ * laggard's resumption on, one has its data at the receiver sooner after
+ * the laggard's last mark (the data an application waiting for the last
+ * partition sees, partita-p2p's perceived bandwidth). */
+void pta_add_round(pta_state *st, int cand, double us, double after_us, double pause_us);
+/* pta_add_round with nothing known of the time after the last mark. */
 void pta_add_sample(pta_state *st, int cand, double us);
 /* A round's spread of group issues (first to last), us: the arrival
  * pattern, as far as the layout shows it. Only the chosen candidate's count:

@@ -66,6 +66,7 @@ struct pt_adapt_send {
     int hist_round[HISTORY], hist_cand[HISTORY];
     int64_t first_ns[HISTORY], last_ns[HISTORY]; /* the round's first and last hand-over */
     int64_t before_ns[HISTORY];                  /* the hand-overs before the last, together */
+    int64_t pause_ns[HISTORY];                   /* the round's pause for a laggard (0: none) */
     int faked;
     pta_fake fake;
     int lead; /* rounds the control message goes before its window: 1 (0: PARTITA_ADAPT_TEST_LATE_ANNOUNCE) */
@@ -305,10 +306,11 @@ static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
      * assumed a layout's messages alike (the middle ones of a cut may wait
      * for MPI's eager cells). Side by side the two were about as close to
      * the benchmark's t_part (docs/library.md, "What a round costs"). */
-    double before = (double)a->before_ns[slot];
-    double us = a->faked ? pta_fake_cost(&a->fake, round, a->cand[c].count, layout_kind(a->cand[c]))
-                         : ((double)(fb[FB_IN_NS] - last) + before) / 1e3;
-    pta_add_sample(&a->st, c, us);
+    double before = (double)a->before_ns[slot], after = (double)(fb[FB_IN_NS] - last);
+    if (a->faked) /* fake costs stand for the whole measurement */
+        pta_add_sample(&a->st, c, pta_fake_cost(&a->fake, round, a->cand[c].count, layout_kind(a->cand[c])));
+    else
+        pta_add_round(&a->st, c, (after + before) / 1e3, after / 1e3, (double)a->pause_ns[slot] / 1e3);
     if (first && !a->faked) /* fake costs stand for the whole measurement */
         pta_add_spread(&a->st, c, (double)(last - first) / 1e3);
 }
@@ -356,6 +358,7 @@ static void keep_stamps(pt_send_side *s, struct pt_adapt_send *a)
     a->first_ns[slot] = atomic_load_explicit(&s->adapt_first_ns, memory_order_relaxed);
     a->last_ns[slot] = atomic_load_explicit(&s->adapt_last_ns, memory_order_relaxed);
     a->before_ns[slot] = atomic_load_explicit(&s->adapt_before_cost_ns, memory_order_relaxed);
+    a->pause_ns[slot] = atomic_load_explicit(&s->adapt_pause_ns, memory_order_relaxed);
 }
 
 void pt_adapt_send_start(pt_request *req)
@@ -395,10 +398,12 @@ void pt_adapt_send_start(pt_request *req)
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_prev_end_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_paused, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->adapt_pause_ns, 0, memory_order_relaxed);
         int slot = round % HISTORY;
         a->hist_round[slot] = round;
         a->hist_cand[slot] = k;
         a->first_ns[slot] = a->last_ns[slot] = a->before_ns[slot] = 0;
+        a->pause_ns[slot] = 0;
     }
     if (rc == MPI_SUCCESS && announce_next)
         rc = announce(req, round + 1);
