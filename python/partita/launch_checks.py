@@ -37,6 +37,7 @@ perceived bandwidth, or 1 / time (side-by-side): 1.0 means as fast, 0.95 means 5
 
 from __future__ import annotations
 
+import collections
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class CaseResult:
     key: tuple                                   # (bytes, partitions)
     ratios: list[tuple[int, float]]              # (launch, speed ratio) of every launch that has both
     best_of: list[tuple[int, str]] = field(default_factory=list)   # BEST checks: the best per launch
+    sent: list[tuple[int, str]] = field(default_factory=list)      # BEST checks: the subject's layout per
+                                                                   # launch, where its plan names one
 
     @property
     def median(self) -> float:
@@ -207,6 +210,27 @@ def layout_of(plan) -> str | None:
     return m.group(1) if m else None
 
 
+def chosen_layout(plan) -> str | None:
+    """What a plan says its request sent, for the reader (a layout that may split included): "1 message",
+    "9 pieces (cut)", "1 message, split" (split when its marking stalls); None without a plan in these
+    words."""
+    if not isinstance(plan, str):
+        return None
+    m = FIXED_PLAN.match(plan)
+    if m:
+        return m.group(1)
+    at = plan.find(": layout #")
+    start = plan.find("(", at) if at >= 0 else -1
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start, len(plan)):  # the layout's words hold parentheses of their own: "(9 pieces (cut))"
+        depth += {"(": 1, ")": -1}.get(plan[i], 0)
+        if depth == 0:
+            return plan[start + 1:i].replace(", split when its marking stalls", ", split")
+    return None
+
+
 def layouts(launches: list[tuple[int, dict]]) -> dict[int, dict[tuple, str | None]]:
     """launch -> {(bytes, partitions): the layout its plan sent}."""
     return {launch: {key_of(c): layout_of(c.get("plan")) for c in res.get("results", [])}
@@ -233,6 +257,8 @@ def best_layout(rivals: dict[str, tuple[float, str | None]]) -> tuple[str, float
 def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]]) -> CheckResult:
     """The check over every case and launch that the subject and the other side share."""
     mine = speeds(launches.get(check.subject, []), check.metric)
+    mine_sent = {launch: {key_of(c): chosen_layout(c.get("plan")) for c in res.get("results", [])}
+                 for launch, res in launches.get(check.subject, [])}
     if check.against == BEST:
         rival_labels = [lb for lb in launches if lb.startswith("partita:") and lb not in TWINS]
     else:
@@ -253,6 +279,8 @@ def run_check(check: Check, run: str, launches: dict[str, list[tuple[int, dict]]
             cr.ratios.append((launch, s / best))
             if check.against == BEST:
                 cr.best_of.append((launch, lb))
+                if mine_sent.get(launch, {}).get(key):
+                    cr.sent.append((launch, mine_sent[launch][key]))
     order = sorted(cases, key=lambda k: (k[0] or 0, k[1] or 0))
     return CheckResult(check, run, [cases[k] for k in order])
 
@@ -332,7 +360,7 @@ def per_size_lines(r: CheckResult) -> list[str]:
         line = (f"{fmt_bytes(size)}: holds in every launch at {len(row) - len(loses) - len(shaky)}/{len(row)} "
                 f"partition counts; lowest median {short(ck.subject)}/{against} {fmt_ratio(worst)} at P={worst.key[1]}")
         if loses:
-            line += "; LOSES at P=" + ", ".join(f"{c.key[1]} ({c.median:.2f})" for c in loses)
+            line += "; LOSES at P=" + ", ".join(f"{c.key[1]} ({c.median:.2f}{sent_words(c)})" for c in loses)
         if shaky:
             line += "; some launches below at P=" + ", ".join(
                 f"{c.key[1]} ({len(c.ratios) - c.passing(ck.floor)}/{len(c.ratios)})" for c in shaky)
@@ -340,6 +368,20 @@ def per_size_lines(r: CheckResult) -> list[str]:
             line += "; not judged at P=" + ", ".join(str(c.key[1]) for c in unjudged)
         lines.append(line)
     return lines
+
+
+def sent_words(c: CaseResult, most: int = 2) -> str:
+    """What the subject sent in a case's launches, by its plans, the `most` most frequent: "; sent 1 message
+    in 3 launches, 1 message, split in 2" ("" without plans)."""
+    if not c.sent:
+        return ""
+    counts = collections.Counter(layout for _, layout in c.sent).most_common()
+    if len(counts) == 1 and counts[0][1] == len(c.ratios):
+        return f"; sent {counts[0][0]} in every launch"
+    words = [f"{layout} in {n}" for layout, n in counts[:most]]
+    words[0] += f" launch{'es' if counts[0][1] != 1 else ''}"
+    more = len(counts) - most
+    return "; sent " + ", ".join(words) + (f", {more} other layout{'s' if more > 1 else ''}" if more > 0 else "")
 
 
 def launches_words(cases: list[CaseResult]) -> str:

@@ -398,6 +398,21 @@ def test_a_plans_layout_is_read_from_its_words():
     assert lc.layout_of(None) is None and lc.layout_of("none: set-up message not in yet") is None
 
 
+def test_what_a_plan_says_was_sent():
+    assert lc.chosen_layout("adaptive, round 80: layout #2 (9 pieces (cut)) of #0 1 message, #1 2 groups") == \
+        "9 pieces (cut)"
+    assert lc.chosen_layout("adaptive, round 100: layout #3 (1 message, split when its marking stalls) of #0 9 "
+                            "pieces (cut)") == "1 message, split"
+    assert lc.chosen_layout("none: 64 groups, planned at init; transport mpi") == "64 groups"
+    assert lc.chosen_layout("adaptive, round 3: layout #0 (1 mess") is None  # cut short: unknown, not a guess
+    assert lc.chosen_layout(None) is None and lc.chosen_layout("exploring 4 layouts") is None
+    c = lc.CaseResult((1024, 8), [(k, 0.5) for k in range(1, 6)],
+                      sent=[(1, "1 message"), (2, "1 message"), (3, "2 groups"), (4, "1 message, split"),
+                            (5, "1 message")])
+    assert lc.sent_words(c) == "; sent 1 message in 3 launches, 2 groups in 1, 1 other layout"
+    assert lc.sent_words(lc.CaseResult((1024, 8), [(1, 0.5)])) == ""
+
+
 def with_plans(result: dict, plans: dict[str, str]) -> dict:
     """The side-by-side result with each implementation's plan (the same for every case)."""
     for c in result["results"]:
@@ -428,6 +443,9 @@ def test_policies_that_sent_one_layout_count_once_at_their_median(tmp_path):
     assert a.status(small) == "holds"
     assert by[(1 << 20, 8)].best_of[0] == (1, "partita:timer") and a.status(by[(1 << 20, 8)]) == "LOSES"
     assert any("(bulk/model/none)" in cell for row in lc.table_rows(a) for cell in row)
+    # where adaptive loses, the verdict says what it sent there, by its plan
+    line = next(x for x in lc.per_size_lines(a) if x.startswith("1MiB"))
+    assert "LOSES at P=8 (" in line and "; sent 1 message in every launch)" in line, line
     # without plans (older results) each policy stands alone: the fastest copy is the bar
     folder = write_launches(tmp_path / "old", "policies", {"native": [side_by_side_result(times)] * 5})
     old = {c.key: c for c in only_check(folder, "adaptive within 10% of the best").cases}
