@@ -199,15 +199,6 @@ def speeds(launches: list[tuple[int, dict]], metric: str) -> dict[int, dict[tupl
 # the timer may split sends more than its layout says, and is its own.
 LAYOUT_WORDS = r"(\d+ (?:messages?|groups?|pieces)(?: \(cut\))?)"
 FIXED_PLAN = re.compile(r"^[\w:@]+: " + LAYOUT_WORDS + ", ")
-MEASURED_PLAN = re.compile(r"^[\w:@]+, round \d+: layout #\d+ \(" + LAYOUT_WORDS + r"\) of ")
-
-
-def layout_of(plan) -> str | None:
-    """The layout a case's plan sent, or None (no plan, a plan in other words, or one that may split)."""
-    if not isinstance(plan, str) or " is split" in plan:
-        return None
-    m = FIXED_PLAN.match(plan) or MEASURED_PLAN.match(plan)
-    return m.group(1) if m else None
 
 
 def chosen_layout(plan) -> str | None:
@@ -229,6 +220,14 @@ def chosen_layout(plan) -> str | None:
         if depth == 0:
             return plan[start + 1:i].replace(", split when its marking stalls", ", split")
     return None
+
+
+def layout_of(plan) -> str | None:
+    """The layout a case's plan sent, or None (no plan, a plan in other words, or one that may split)."""
+    layout = chosen_layout(plan)
+    if layout is None or " is split" in plan or not re.fullmatch(LAYOUT_WORDS, layout):
+        return None
+    return layout
 
 
 def layouts(launches: list[tuple[int, dict]]) -> dict[int, dict[tuple, str | None]]:

@@ -148,10 +148,9 @@ void pt_flush_detach(pt_request *req)
 void pt_flush_destroy(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
-    if (s->split) {
-        pt_flush_detach(req);
+    pt_flush_detach(req);
+    if (s->split)
         pt_timer_free(req);
-    }
     free(s->groups);
     free(s->chunks);
     free(s->slot);
@@ -166,7 +165,6 @@ static void adapt_note_pause(pt_send_side *s, int64_t now)
     int64_t prev = atomic_load_explicit(&s->adapt_prev_end_ns, memory_order_relaxed);
     if (prev && now - prev >= PT_LAGGARD_PAUSE_NS) {
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->adapt_paused, 1, memory_order_relaxed);
         if (now - prev > atomic_load_explicit(&s->adapt_pause_ns, memory_order_relaxed))
             atomic_store_explicit(&s->adapt_pause_ns, now - prev, memory_order_relaxed);
     }
@@ -175,7 +173,7 @@ static void adapt_note_pause(pt_send_side *s, int64_t now)
 /* Whether this round's hand-overs are no longer charged: a pause, for the timer's layouts. */
 static int adapt_charges_ended(const pt_send_side *s)
 {
-    return s->adapt_pause_ends_charges && atomic_load_explicit(&s->adapt_paused, memory_order_relaxed);
+    return s->adapt_pause_ends_charges && atomic_load_explicit(&s->adapt_pause_ns, memory_order_relaxed) > 0;
 }
 
 /* Adaptive policy (request/adaptive.h), in a measured round: stamp the

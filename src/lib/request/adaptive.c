@@ -306,12 +306,13 @@ static void take_feedback(struct pt_adapt_send *a, const int64_t *fb)
      * assumed a layout's messages alike (the middle ones of a cut may wait
      * for MPI's eager cells). Side by side the two were about as close to
      * the benchmark's t_part (docs/library.md, "What a round costs"). */
-    double before = (double)a->before_ns[slot], after = (double)(fb[FB_IN_NS] - last);
-    if (a->faked) /* fake costs stand for the whole measurement */
+    if (a->faked) { /* fake costs stand for the whole measurement */
         pta_add_sample(&a->st, c, pta_fake_cost(&a->fake, round, a->cand[c].count, layout_kind(a->cand[c])));
-    else
-        pta_add_round(&a->st, c, (after + before) / 1e3, after / 1e3, (double)a->pause_ns[slot] / 1e3);
-    if (first && !a->faked) /* fake costs stand for the whole measurement */
+        return;
+    }
+    double before = (double)a->before_ns[slot], after = (double)(fb[FB_IN_NS] - last);
+    pta_add_round(&a->st, c, (after + before) / 1e3, after / 1e3, (double)a->pause_ns[slot] / 1e3);
+    if (first)
         pta_add_spread(&a->st, c, (double)(last - first) / 1e3);
 }
 
@@ -397,7 +398,6 @@ void pt_adapt_send_start(pt_request *req)
         atomic_store_explicit(&s->adapt_last_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_before_cost_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_prev_end_ns, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->adapt_paused, 0, memory_order_relaxed);
         atomic_store_explicit(&s->adapt_pause_ns, 0, memory_order_relaxed);
         int slot = round % HISTORY;
         a->hist_round[slot] = round;

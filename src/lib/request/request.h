@@ -135,11 +135,10 @@ typedef struct pt_send_side {
     _Atomic int64_t adapt_prev_end_ns; /* when the last hand-over before the last ended */
     /* The timer's two layouts of a cut (planner.h: pt_plan_timer_candidates) are judged as its
      * laggard check judges them, from the last mark: after a laggard's pause no hand-over is
-     * charged (adaptive: only those before the pause are not). adapt_paused: this round paused
-     * (a laggard, which the adaptive policy's choice also weighs: planner/adapt.h, pta_add_round),
-     * adapt_pause_ns its longest pause. */
+     * charged (adaptive: only those before the pause are not). adapt_pause_ns: this round's
+     * longest such pause, 0 when it paused for none (a laggard, which the adaptive policy's
+     * choice also weighs: planner/adapt.h, pta_add_round). */
     int adapt_pause_ends_charges;
-    atomic_int adapt_paused;
     _Atomic int64_t adapt_pause_ns;
 } pt_send_side;
 
