@@ -6,7 +6,11 @@
  * does not fit the receiver's queue until the sender calls MPI again: with
  * no drain by partita's progress thread, a third to a half of the early
  * partitions came only after the laggard (transport/mpi/send.c:
- * pt_mpi_send_drain). The ranks share CLOCK_MONOTONIC (one node): the
+ * pt_mpi_send_drain). Under `none` with small partitions (eager, one
+ * message each) the receiver's own polls were the fault: MPI_Parrived's
+ * sweeps tested only the late first message, and every early partition was
+ * reported after the pause though its data was in (transport/mpi/recv.c:
+ * test_window). The ranks share CLOCK_MONOTONIC (one node): the
  * receiver stamps each partition's first MPI_Parrived == true, the sender
  * sends the time its pause ended after the round. Run with 2 ranks:
  *   early_drain [-s PARTS] [-b BYTES_PER_PART] [-d PAUSE_US] [-i ROUNDS]

@@ -259,8 +259,9 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         return MPI_SUCCESS;
     }
     /* The progress call scans the request in order as well as testing this
-     * partition's messages: no message is left untested however the calls
-     * are ordered. */
+     * partition's messages and a window of the messages past the scan, which
+     * moves on at each call (transport/mpi/recv.c): no message is left
+     * untested however the calls are ordered. */
     if (!miss_should_test(r, partition)) {
         *flag = 0;
         return MPI_SUCCESS;

@@ -82,6 +82,7 @@ typedef struct pt_mpi_recv {
     unsigned char *tin;       /* per message, this round: its receive completed */
     int nin;
     int scan_from;            /* messages before it have all completed this round */
+    int window_from;          /* where the next poll's window of messages past the scan begins */
     /* timer policy: runs of split groups (recv_runs.c) */
     int split;
     int64_t hdr_in[PT_RUN_LEN];  /* header being received */
