@@ -266,6 +266,7 @@ int main(int argc, char **argv)
         { 64 << 10, 8, NULL, -1 },    /* MPI: eager pieces (a cut), never split, measured against 8 groups
                                          (one message per partition: nothing to split either); the fabric:
                                          one write, split */
+        { 64 << 10, 64, NULL, -1 },   /* past the eager burst too, up to 64 partitions */
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         int splits = cases[i].splits >= 0 ? cases[i].splits : fabric;

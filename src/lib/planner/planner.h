@@ -40,11 +40,11 @@ int pt_plan_candidates(const pt_settings *s, size_t part_bytes, int partitions, 
  * cannot be split: its pieces straddle partitions, so a late half of them
  * holds back two pieces, where `none` sends one partition after the last
  * mark (32 KiB in 8 partitions, the first half 100 us late: 1.6x none's time
- * after the last mark). Over MPI with 2 to the eager burst of partitions it
- * is therefore measured online against one message per partition as `none`
- * sends it (past the eager limit in eager pieces, which lie within
- * partitions), as the adaptive policy measures its candidates: returns 2,
- * the cut first. Else
+ * after the last mark). Over MPI with 2 to PT_PER_PARTITION_MAX (64)
+ * partitions it is therefore measured online against one message per
+ * partition as `none` sends it (past the eager limit in eager pieces, which
+ * lie within partitions), as the adaptive policy measures its candidates:
+ * returns 2, the cut first. Else
  * (not a cut, the fabric, PARTITA_TRANSPORT_PARTS, PARTITA_ADAPT=0) the one
  * layout the timer plans: returns 1. */
 int pt_plan_timer_candidates(const pt_settings *s, size_t part_bytes, int partitions, int can_cut, pt_layout *out);
