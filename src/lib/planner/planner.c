@@ -232,9 +232,10 @@ long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_p
     return llround(ptm_timer_delta_us(params_for(s), group_bytes, group_parts) * 1e3);
 }
 
-/* Whether one message per partition may be a candidate layout (of `adaptive`,
- * or the timer's against its cut): not beyond the model's eager burst, since
- * 512 messages took 0.3-3 ms a round here, and trying them costs rounds.
+/* Whether one message per partition is a candidate layout of `adaptive`
+ * whatever the model's price of it: not beyond the model's eager burst, since
+ * 512 messages took 0.3-3 ms a round here, and trying them costs rounds (the
+ * timer's against its cut: up to PT_PER_PARTITION_MAX, pt_plan_timer_candidates).
  * The parameter files are loaded. */
 static int per_partition_candidate(int partitions) { return partitions <= ptm_max_eager_messages(&params); }
 

@@ -104,6 +104,21 @@ typedef struct pt_mpi_recv {
     int ahead_max;           /* the largest of them */
 } pt_mpi_recv;
 
+/* Receives are tested in order from a cursor and, past the first one still
+ * pending, in a rotating window (recv.c: test_window, recv_runs.c:
+ * test_late): the next window of at most `width` receives of [first, n),
+ * from where the last one ended (*from), starting over at first past the
+ * end. Sets *lo to its first index and *from past it; returns its length
+ * (0: nothing past the cursor). */
+static inline int pt_mpi_next_window(int *from, int first, int n, int width, int *lo)
+{
+    *lo = *from >= first && *from < n ? *from : first;
+    int w = n - *lo < width ? n - *lo : width;
+    w = w > 0 ? w : 0;
+    *from = *lo + w;
+    return w;
+}
+
 /* The operations (send.c, recv.c). */
 int pt_mpi_send_init(struct pt_request *req);
 void pt_mpi_send_start(struct pt_request *req);

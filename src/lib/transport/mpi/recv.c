@@ -191,14 +191,8 @@ static int test_range(pt_request *req, int lo, int hi)
 static int test_window(pt_request *req)
 {
     pt_mpi_recv *t = state(req);
-    int first = t->scan_from + 1;
-    if (first >= t->nreq)
-        return MPI_SUCCESS;
-    if (t->window_from < first || t->window_from >= t->nreq)
-        t->window_from = first;
-    int lo = t->window_from, hi = lo + RECV_WINDOW - 1 < t->nreq ? lo + RECV_WINDOW - 1 : t->nreq - 1;
-    t->window_from = hi + 1;
-    return test_range(req, lo, hi);
+    int lo, w = pt_mpi_next_window(&t->window_from, t->scan_from + 1, t->nreq, RECV_WINDOW, &lo);
+    return w ? test_range(req, lo, lo + w - 1) : MPI_SUCCESS;
 }
 
 int pt_mpi_recv_progress(pt_request *req, int lo, int hi)

@@ -191,10 +191,8 @@ static int test_late(pt_request *req)
         r->nlate = r->late_done = r->late_from = 0;
         return MPI_SUCCESS;
     }
-    int lo = r->late_from > r->late_done && r->late_from < r->nlate ? r->late_from : r->late_done + 1;
-    int w = r->nlate - lo < LATE_WINDOW ? r->nlate - lo : LATE_WINDOW;
-    r->late_from = lo + w;
-    if (w <= 0)
+    int lo, w = pt_mpi_next_window(&r->late_from, r->late_done + 1, r->nlate, LATE_WINDOW, &lo);
+    if (w == 0)
         return MPI_SUCCESS;
     int out = 0;
     if ((rc = PMPI_Testsome(w, r->lreq + lo, &out, r->lidx, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
