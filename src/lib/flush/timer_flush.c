@@ -122,7 +122,7 @@ static int claim(pt_send_side *s, int p)
  * always finds its own. (An empty first flush would also make the receiver
  * wait for lone partitions of a group that a flush from the round before,
  * losing a race with MPI_Start, split for nothing.) Caller holds split_lock. */
-static int claimed_runs(pt_request *req, int g, int first_flush)
+static int claimed_runs(pt_request *req, int g, int first_flush, int early)
 {
     pt_send_side *s = &req->u.s;
     pt_run *runs = run_buffer(req);
@@ -142,7 +142,7 @@ static int claimed_runs(pt_request *req, int g, int first_flush)
         return MPI_SUCCESS;
     s->nruns += n;
     s->headed[g] = 1;
-    int flags = first_flush ? PT_RUNS_FIRST_FLUSH : 0;
+    int flags = (first_flush ? PT_RUNS_FIRST_FLUSH : 0) | (early ? PT_RUNS_EARLY : 0);
     if (first_flush && !req->tp_ops->cheap_runs) { /* the laggard is likely to come back: announce the group ahead */
         flags |= PT_RUNS_AHEAD;
         s->groups[g].ahead_end = pt_ahead_end(s->round);
@@ -161,17 +161,18 @@ static int send_alone(pt_request *req, int g, const pt_run *runs, int n)
 }
 
 /* Send what is ready of split group g: the first flush if it has not gone
- * out yet, else every ready partition alone. Caller holds split_lock. */
-static int send_ready(pt_request *req, int g)
+ * out yet, else every ready partition alone. early: a stall's flush (its
+ * runs PT_RUNS_EARLY). Caller holds split_lock. */
+static int send_ready(pt_request *req, int g, int early)
 {
     pt_send_side *s = &req->u.s;
     int state = atomic_load_explicit(&s->groups[g].state, memory_order_acquire);
     if (state == PT_GROUP_RUNS)
-        return claimed_runs(req, g, 0);
+        return claimed_runs(req, g, 0, early);
     if (state != PT_GROUP_SPLIT)
         return MPI_SUCCESS; /* a flush that outlived its round */
     if (!s->headed[g])
-        return claimed_runs(req, g, 1);
+        return claimed_runs(req, g, 1, early);
     pt_run *runs = run_buffer(req);
     int n = 0;
     for (int p = s->bound[g]; p < s->bound[g + 1]; p++)
@@ -227,7 +228,7 @@ static void flush_group(pt_request *req, int g, int marked)
     }
     pthread_mutex_lock(&s->split_lock);
     int before = s->nruns;
-    int rc = send_ready(req, g);
+    int rc = send_ready(req, g, 1);
     s->stall_flushed += s->nruns - before;
     pthread_mutex_unlock(&s->split_lock);
     if (rc != MPI_SUCCESS)
@@ -242,7 +243,7 @@ int pt_timer_send_late(pt_request *req, int g, int p)
     pthread_mutex_lock(&s->split_lock);
     int rc = MPI_SUCCESS;
     if (!s->headed[g])
-        rc = send_ready(req, g); /* the first flush, which takes p along */
+        rc = send_ready(req, g, 0); /* the first flush, which takes p along */
     else if (claim(s, p))
         rc = send_alone(req, g, &(pt_run){ p, 1 }, 1);
     pthread_mutex_unlock(&s->split_lock);
@@ -411,7 +412,7 @@ int pt_timer_finish_group(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    int rc = send_ready(req, g);
+    int rc = send_ready(req, g, 0);
     if (rc == MPI_SUCCESS)
         rc = sent_early(req, req->tp_ops->send_finish_group(req, g));
     pthread_mutex_unlock(&s->split_lock);

@@ -33,7 +33,11 @@ enum {
      * PT_AHEAD_ROUNDS rounds it goes alone from the round's start, every
      * partition at its mark (the receiver posts their receives when the
      * round starts). */
-    PT_RUNS_AHEAD = 4
+    PT_RUNS_AHEAD = 4,
+    /* Sent because the group's marking stalled (a laggard holds the rest):
+     * the receiver can use each partition of these runs as soon as it lands,
+     * so a transport may send a long run in several messages. */
+    PT_RUNS_EARLY = 8
 };
 /* Rounds after the one announcing a group ahead (PT_RUNS_AHEAD) in which it
  * goes alone from the start; both sides count them from the announcing

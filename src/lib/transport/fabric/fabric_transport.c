@@ -57,6 +57,22 @@ static int progress_wanted = 1;
 static int pieces_wanted = 1;
 int pt_fab_pieces_wanted(void) { return pieces_wanted; }
 
+/* PARTITA_FABRIC_EARLY_SPLIT: -1 (auto), 0 or 1. */
+static int early_split = -1;
+
+static int read_early_split(char *err, size_t errlen)
+{
+    const char *v = getenv("PARTITA_FABRIC_EARLY_SPLIT");
+    if (!v || !strcmp(v, "auto"))
+        return 0;
+    if (strcmp(v, "0") && strcmp(v, "1")) {
+        snprintf(err, errlen, "PARTITA_FABRIC_EARLY_SPLIT='%s' is not auto, 0 or 1", v);
+        return -1;
+    }
+    early_split = v[0] == '1';
+    return 0;
+}
+
 static void start_progress_thread(void);
 
 void pt_fab_register(void *obj)
@@ -97,6 +113,8 @@ static const char *pinned(void)
 }
 
 static int same_host(int peer) { return ranks && peer >= 0 && peer < nranks && ranks[peer].host == ranks[me].host; }
+
+int pt_fab_early_split(int peer_world) { return early_split < 0 ? !same_host(peer_world) : early_split; }
 
 const char *pt_fabric_provider_for(int peer_world)
 {
@@ -190,7 +208,8 @@ static void open_early(void)
 static int fab_connect(char *err, size_t errlen)
 {
     if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen) ||
-        pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen))
+        pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen) ||
+        read_early_split(err, errlen))
         return MPI_ERR_OTHER;
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &fab_comm);
     if (rc != MPI_SUCCESS) {

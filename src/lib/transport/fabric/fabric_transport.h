@@ -87,6 +87,7 @@ typedef struct pt_fab_send {
     fi_addr_t dest;
     const char *src;          /* byte 0 of the round: the user's buffer, or staging */
     size_t piece;             /* bytes of a piece (fabric_wire.h), 0: every write goes whole */
+    size_t early_write;       /* bytes per write of a stall's runs (PT_FAB_EARLY_WRITE), 0: whole */
     atomic_long pieced;       /* writes that went in pieces (Partita_Request_why) */
     char *staging;            /* non-contiguous types: packed here */
     pt_fab_mr mr;             /* of src, when the provider wants local registration */
@@ -174,6 +175,10 @@ int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm);
 void pt_fab_describe(const struct pt_request *req, char *text, size_t len);
 /* PARTITA_FABRIC_PIECES: 1 (the default) or 0 (every write goes whole), read in MPI_Init. */
 int pt_fab_pieces_wanted(void);
+/* PARTITA_FABRIC_EARLY_SPLIT (read in MPI_Init): whether a stall's runs to
+ * world rank peer go in several writes (fabric_send.c, PT_FAB_EARLY_WRITE):
+ * auto (the default) when the peer is on another host, 1 always, 0 never. */
+int pt_fab_early_split(int peer_world);
 /* The transport's communicator and a fresh pair of tags on it (hello on the
  * even tag, the reply on tag + 1). */
 MPI_Comm pt_fab_comm(void);
