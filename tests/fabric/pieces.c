@@ -43,11 +43,8 @@ static void pieces_of(MPI_Request req, size_t *piece, long *pieced)
         *pieced = -1; /* matches no expectation */
         return;
     }
-    const char *n = b;
-    while (n > why && n[-1] >= '0' && n[-1] <= '9')
-        n--;
     *piece = (size_t)strtoull(a + strlen("a write over "), NULL, 10);
-    *pieced = strtol(n, NULL, 10);
+    *pieced = ptest_number_before(why, " writes of this layout went in pieces");
 }
 
 static int policy_is(const char *name)

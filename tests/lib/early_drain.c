@@ -24,7 +24,6 @@
  * partitions the early ones were first reported: as one write all in one,
  * when its last byte was in. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "partita/partita.h"
 #include "ptest.h"
@@ -91,13 +90,7 @@ static int writes_of(MPI_Request req)
 {
     char why[2048];
     OK(Partita_Request_why(req, why, sizeof why));
-    const char *b = strstr(why, " writes in the current or last round");
-    if (!b)
-        return -1;
-    const char *n = b;
-    while (n > why && n[-1] >= '0' && n[-1] <= '9')
-        n--;
-    return n == b ? -1 : atoi(n);
+    return (int)ptest_number_before(why, " writes in the current or last round");
 }
 
 int main(int argc, char **argv)
@@ -119,9 +112,11 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++) {
         if (rank == 0) {
             send_round(req, buf, (size_t)bytes, parts, round, pause_us);
-            int writes = (in_pieces || whole) ? writes_of(req) : 0;
-            if (in_pieces || whole)
+            int writes = 0;
+            if (in_pieces || whole) {
+                writes = writes_of(req);
                 printf("early_drain: round %d: %d fabric writes\n", round, writes);
+            }
             /* -o 1: each early partition its own write (one run of three
              * whole would be 1), the late one too, whatever splits the
              * early ones' marks: every round after the first */

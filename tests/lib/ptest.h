@@ -44,6 +44,17 @@ static inline double ptest_clock_s(clockid_t clock)
 
 static inline double ptest_now_s(void) { return ptest_clock_s(CLOCK_MONOTONIC); }
 
+/* The number written just before `marker` in text (a count in libpartita's
+ * Partita_Request_why, "... 4 writes in ..."); -1 when the marker or the
+ * number is missing. */
+static inline long ptest_number_before(const char *text, const char *marker)
+{
+    const char *end = strstr(text, marker), *n = end;
+    while (n && n > text && n[-1] >= '0' && n[-1] <= '9')
+        n--;
+    return n && n < end ? strtol(n, NULL, 10) : -1;
+}
+
 /* An MPI call that must succeed. */
 #define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
 

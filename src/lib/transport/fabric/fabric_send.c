@@ -420,21 +420,18 @@ void pt_fab_send_destroy(pt_request *req)
 void pt_fab_describe(const pt_request *req, char *text, size_t len)
 {
     pt_fab_send *s = state(req);
-    int n = 0;
-    if (!req->is_send || !s)
-        n = snprintf(text, len, "%s", "");
-    else if (!s->piece)
-        n = snprintf(text, len, " (every write goes whole");
-    else
-        n = snprintf(text, len,
-                     " (a write over %zu bytes goes as injected pieces of that size: up to %u of them for a message, "
-                     "up to %u for a run of partitions sent at their marks after a split; %ld writes of this layout "
-                     "went in pieces so far",
-                     s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
-                     atomic_load_explicit(&s->pieced, memory_order_relaxed));
-    if (!s || !req->is_send || n < 0 || (size_t)n >= len)
+    if (!req->is_send || !s) {
+        snprintf(text, len, "%s", "");
         return;
-    if (req->u.s.split && s->early_write)
+    }
+    int n = !s->piece ? snprintf(text, len, " (every write goes whole")
+                      : snprintf(text, len,
+                                 " (a write over %zu bytes goes as injected pieces of that size: up to %u of them for a "
+                                 "message, up to %u for a run of partitions sent at their marks after a split; %ld "
+                                 "writes of this layout went in pieces so far",
+                                 s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
+                                 atomic_load_explicit(&s->pieced, memory_order_relaxed));
+    if (n >= 0 && (size_t)n < len && req->u.s.split && s->early_write)
         n += snprintf(text + n, len - (size_t)n, "; the runs sent when marking stalls are cut into writes of "
                       "whole partitions, %zu bytes or more each", s->early_write);
     pthread_mutex_lock(&s->qlock);
