@@ -387,6 +387,12 @@ int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_ad
     return (int)fi_writedata(ctx->ep, buf, len, desc, imm, dest, raddr, key, op);
 }
 
+int pt_fab_write_plain(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+                       uint64_t key, pt_fab_op *op)
+{
+    return (int)fi_write(ctx->ep, buf, len, desc, dest, raddr, key, op);
+}
+
 int pt_fab_inject_write(pt_fab_ctx *ctx, const void *buf, size_t len, fi_addr_t dest, uint64_t raddr, uint64_t key,
                         uint64_t imm)
 {

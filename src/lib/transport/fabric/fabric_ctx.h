@@ -92,6 +92,10 @@ int pt_fab_needs_local_mr(const pt_fab_ctx *ctx);
  * remote CQ data imm. -FI_EAGAIN: no room now, try again after a poll. */
 int pt_fab_write(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
                  uint64_t key, uint64_t imm, pt_fab_op *op);
+/* Lock held: the same write without remote data (nothing in the target's
+ * completion queue; over shm the writer copies in the call). */
+int pt_fab_write_plain(pt_fab_ctx *ctx, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+                       uint64_t key, pt_fab_op *op);
 /* Lock held: the same write with no local completion, for len up to the
  * inject size (the data is copied out before it returns); -FI_EMSGSIZE above. */
 int pt_fab_inject_write(pt_fab_ctx *ctx, const void *buf, size_t len, fi_addr_t dest, uint64_t raddr, uint64_t key,

@@ -55,15 +55,21 @@ static int ready(pt_fab_send *s)
     return s->connected && atomic_load_explicit(&s->credits, memory_order_acquire) >= s->round;
 }
 
-/* qlock held: post one queued item (a write that goes in pieces may have
- * been stopped midway by a full queue: it goes on from it->sent). Returns 0,
- * -FI_EAGAIN or a libfabric error. */
-static int post(pt_fab_send *s, pt_fab_pending *it)
+/* qlock held: post queued item k (a write that goes in pieces may have
+ * been stopped midway by a full queue: it goes on from it->sent; of a split
+ * message only the tail goes here). Returns 0, -FI_EAGAIN or a libfabric
+ * error. */
+static int post(pt_fab_send *s, int k)
 {
+    pt_fab_pending *it = &s->queue[k];
     uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
     int rc, completes = 0, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+    s->wops[n].op.done = write_done;
     pt_fab_lock(s->ctx);
-    if (it->len == 0) {
+    if (it->kind == PT_IMM_MESSAGE && pt_fab_is_split(it->len, s->split_min)) {
+        rc = pt_fab_split_tail(s, k, imm, &s->wops[n].op);
+        completes = 1;
+    } else if (it->len == 0) {
         rc = pt_fab_control(s->ctx, s->dest, imm, NULL, 0, NULL, NULL); /* nothing to write: the immediate alone */
     } else {
         pt_fab_put_write w = {.src = s->src + it->offset, .desc = s->mr.desc, .len = it->len, .dest = s->dest,
@@ -130,7 +136,7 @@ static void take_reply(pt_fab_send *s)
 static int drain(pt_fab_send *s)
 {
     while (s->qhead < s->qtail && ready(s)) {
-        int rc = post(s, &s->queue[s->qhead]);
+        int rc = post(s, s->qhead);
         if (rc == -FI_EAGAIN)
             return 0; /* the provider's queue is full: the next progress retries */
         if (rc)
@@ -154,7 +160,7 @@ static int advance(pt_fab_send *s)
     return rc;
 }
 
-static void fail_write(pt_fab_send *s, int rc)
+void pt_fab_send_failed(pt_fab_send *s, int rc)
 {
     int none = 0;
     atomic_compare_exchange_strong(&s->error, &none, rc);
@@ -175,6 +181,16 @@ static void fail_write(pt_fab_send *s, int rc)
  * (4 threads, one 1 ms late, 6 launches). */
 #define PT_FAB_POLL_IN_PREADY_MAX ((size_t)64 << 10)
 
+/* The largest split message (fabric_split.c) whose head the MPI_Pready that
+ * posts its tail copies at once; larger heads wait for the sender's next
+ * progress. A head left to progress waits for the marking thread to reach
+ * MPI_Wait: 4 threads, one 1 ms late, a message per partition (none), shm,
+ * 8 launches: at 64 KiB messages the last one came 31 us after the last mark
+ * [27-44] against 15 [12-42] for a whole write the receiver copies. Here
+ * the copy is 32 KiB at most (MPI_Pready over MPI copies the whole 64 KiB
+ * eagerly). */
+#define PT_FAB_HEAD_IN_PREADY_MAX PT_FAB_POLL_IN_PREADY_MAX
+
 /* Queue bytes [offset, offset + len) with its immediate; post it if it may go. */
 static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uint64_t low)
 {
@@ -186,10 +202,12 @@ static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uin
     } else {
         s->queue[s->qtail++] = (pt_fab_pending){.offset = offset, .len = len, .kind = kind, .low = low};
         rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(s) : 0;
+        if (rc == 0)
+            rc = pt_fab_split_heads(s, PT_FAB_HEAD_IN_PREADY_MAX);
     }
     pthread_mutex_unlock(&s->qlock);
     if (rc)
-        fail_write(s, rc); /* reported by send_progress, with the call that finds it */
+        pt_fab_send_failed(s, rc); /* reported by send_progress, with the call that finds it */
     return MPI_SUCCESS;
 }
 
@@ -263,9 +281,11 @@ void pt_fab_send_help(pt_fab_send *s)
     if (pthread_mutex_trylock(&s->qlock))
         return; /* its own progress is at it */
     int rc = advance(s);
+    if (rc == 0)
+        rc = pt_fab_split_heads(s, SIZE_MAX);
     pthread_mutex_unlock(&s->qlock);
     if (rc)
-        fail_write(s, rc);
+        pt_fab_send_failed(s, rc);
 }
 
 int pt_fab_send_finish_group(pt_request *req, int g)
@@ -282,6 +302,7 @@ void pt_fab_send_start(pt_request *req)
      * adaptive policy this layout's state is not used in every round. */
     s->round = req->u.s.round + 1;
     s->qhead = s->qtail = 0;
+    s->nheads = s->heads_done = 0;
     atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
     atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
     pthread_mutex_unlock(&s->qlock);
@@ -294,7 +315,9 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     pthread_mutex_lock(&s->qlock);
     take_refusal(req);
     int rc = advance(s);
-    *done = all_issued && s->qhead == s->qtail &&
+    if (rc == 0)
+        rc = pt_fab_split_heads(s, SIZE_MAX);
+    *done = all_issued && s->qhead == s->qtail && s->heads_done == s->nheads &&
             atomic_load_explicit(&s->completed, memory_order_acquire) ==
                 atomic_load_explicit(&s->posted, memory_order_acquire);
     memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
@@ -302,7 +325,7 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     if (!*done)
         pt_fab_nudge_mpi();
     if (rc)
-        fail_write(s, rc);
+        pt_fab_send_failed(s, rc);
     int err = atomic_load(&s->error);
     if (why[0])
         return pt_fail(req->comm, PT_E_TRANSPORT, pt_call_name(), "fabric transport: %s", why);
@@ -331,17 +354,19 @@ int pt_fab_send_init(pt_request *req)
     s->reply_req = s->hello_req = MPI_REQUEST_NULL;
     s->qcap = N + (ss->split ? P : 0);
     s->queue = malloc((size_t)s->qcap * sizeof *s->queue);
-    s->wops = calloc((size_t)s->qcap, sizeof *s->wops);
+    s->wops = calloc(2 * (size_t)s->qcap, sizeof *s->wops); /* a split message has two writes */
+    s->heads = malloc((size_t)s->qcap * sizeof *s->heads);
     s->off = malloc(((size_t)N + 1) * sizeof *s->off);
     s->hello = calloc(1, sizeof *s->hello);
     size_t bytes = (size_t)P * req->part_bytes;
     if (!req->contiguous && bytes)
         s->staging = malloc(bytes);
-    if (!s->queue || !s->wops || !s->off || !s->hello || (!req->contiguous && bytes && !s->staging))
+    if (!s->queue || !s->wops || !s->heads || !s->off || !s->hello || (!req->contiguous && bytes && !s->staging))
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d fabric messages", s->qcap);
-    for (int k = 0; k < s->qcap; k++) {
+    for (int k = 0; k < 2 * s->qcap; k++) {
         s->wops[k].op.done = write_done;
         s->wops[k].owner = s;
+        s->wops[k].item = -1;
     }
     for (int j = 0; j <= N; j++) {
         s->off[j] = pt_plan_message_offset(req->part_bytes, P, N, ss->cut, j);
@@ -373,6 +398,8 @@ int pt_fab_send_init(pt_request *req)
     s->piece = pt_fab_piece_size(s->ctx, pt_fab_pieces_wanted());
     s->early_write = pt_fab_early_split(s->peer) ? PT_FAB_EARLY_WRITE : 0;
     h->piece = (uint32_t)s->piece;
+    s->split_min = pt_fab_split_copy_wanted() && !strcmp(provider, "shm") ? PT_FAB_SPLIT_MIN : 0;
+    h->split_min = (uint32_t)s->split_min;
     snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);
     const void *name;
     h->cand[0].namelen = (uint32_t)pt_fab_name(s->ctx, &name);
@@ -411,6 +438,7 @@ void pt_fab_send_destroy(pt_request *req)
     pthread_mutex_destroy(&s->qlock);
     free(s->queue);
     free(s->wops);
+    free(s->heads);
     free(s->off);
     free(s->staging);
     free(s);
@@ -431,6 +459,10 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                                  "writes of this layout went in pieces so far",
                                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));
+    if (n >= 0 && (size_t)n < len && s->split_min)
+        n += snprintf(text + n, len - (size_t)n, "; a message of %zu bytes or more is copied by both sides, the "
+                      "receiver the second half, this side the first in its progress after MPI_Pready (%ld so far)",
+                      s->split_min, atomic_load_explicit(&s->split, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && req->u.s.split && s->early_write)
         n += snprintf(text + n, len - (size_t)n, "; the runs sent when marking stalls are cut into writes of "
                       "whole partitions, %zu bytes or more each", s->early_write);

@@ -57,6 +57,9 @@ static int progress_wanted = 1;
 static int pieces_wanted = 1;
 int pt_fab_pieces_wanted(void) { return pieces_wanted; }
 
+static int split_copy_wanted = 1;
+int pt_fab_split_copy_wanted(void) { return split_copy_wanted; }
+
 /* PARTITA_FABRIC_EARLY_SPLIT: -1 (auto), 0 or 1. */
 static int early_split = -1;
 
@@ -209,6 +212,7 @@ static int fab_connect(char *err, size_t errlen)
 {
     if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen) ||
         pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen) ||
+        pt_fab_env_flag("PARTITA_FABRIC_SPLIT_COPY", 1, &split_copy_wanted, err, errlen) ||
         read_early_split(err, errlen))
         return MPI_ERR_OTHER;
     int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &fab_comm);

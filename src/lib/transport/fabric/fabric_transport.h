@@ -22,6 +22,9 @@
  *            immediate (a write of a few inject sizes comes as injected
  *            pieces, which it counts: fabric_wire.h); the request's progress
  *            turns them into the upcalls pt_recv_message_done / pt_recv_parts_in.
+ *   split    Over shm a message of 64 KiB or more goes as a tail the
+ *            receiver copies and a head the sender copies in its progress,
+ *            then a notice (fabric_split.c, fabric_wire.h).
  *   sender   The round is complete locally when every write posted in it has
  *            its local completion. A non-contiguous type is packed into a
  *            staging buffer, each message's partitions just before it goes. */
@@ -57,6 +60,8 @@ enum { PT_FAB_SENDER = 1, PT_FAB_RECEIVER = 2 };
 typedef struct pt_fab_wop {
     pt_fab_op op;
     struct pt_fab_send *owner;
+    int item;             /* a split message's head write: its queue item (fabric_split.c); else -1 */
+    int notice_owed;      /* ... written, its notice not yet posted (the provider's queue was full) */
 } pt_fab_wop;
 
 /* A message or run, queued until the reply and the round's credit are in
@@ -89,6 +94,11 @@ typedef struct pt_fab_send {
     size_t piece;             /* bytes of a piece (fabric_wire.h), 0: every write goes whole */
     size_t early_write;       /* bytes per write of a stall's runs (PT_FAB_EARLY_WRITE), 0: whole */
     atomic_long pieced;       /* writes that went in pieces (Partita_Request_why) */
+    size_t split_min;         /* messages of this many bytes or more are copied by both sides (fabric_split.c), 0: none */
+    int *heads;               /* queue items of this round whose tail went and whose head is still to go */
+    int nheads, heads_done;
+    atomic_int notices_owed;  /* heads written whose notice is still to be posted */
+    atomic_long split;        /* messages copied by both sides so far (Partita_Request_why) */
     char *staging;            /* non-contiguous types: packed here */
     pt_fab_mr mr;             /* of src, when the provider wants local registration */
     atomic_int credits;       /* rounds granted */
@@ -146,6 +156,7 @@ typedef struct pt_fab_recv {
      * message and of each run by its first partition (under the context's
      * lock; back to 0 when the write is whole, so no reset per round). */
     size_t piece;
+    size_t split_min;         /* messages of this many bytes or more come as two completions (fabric_wire.h) */
     size_t *tstart, part_bytes;
     unsigned char *msg_pieces, *run_pieces;
 } pt_fab_recv;
@@ -157,6 +168,17 @@ int pt_fab_send_message(struct pt_request *req, int j);
 int pt_fab_send_runs(struct pt_request *req, int g, const pt_run *runs, int n, int flags);
 int pt_fab_send_finish_group(struct pt_request *req, int g);
 int pt_fab_send_progress(struct pt_request *req, int all_issued, int *done);
+/* fabric_send.c: record a write's failure (reported by the request's progress). */
+void pt_fab_send_failed(pt_fab_send *s, int rc);
+/* fabric_split.c (s's qlock held): post a split message's tail, the part the
+ * receiver copies (item: its queue index; op: the tail's completion), and
+ * the heads this side copies, in order, of messages of up to most bytes
+ * (SIZE_MAX from the sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from
+ * MPI_Pready). */
+int pt_fab_split_tail(pt_fab_send *s, int item, uint64_t imm, pt_fab_op *op);
+int pt_fab_split_heads(pt_fab_send *s, size_t most);
+/* PARTITA_FABRIC_SPLIT_COPY: 1 (the default) or 0, read in MPI_Init. */
+int pt_fab_split_copy_wanted(void);
 void pt_fab_send_destroy(struct pt_request *req);
 int pt_fab_recv_setup(struct pt_request *req);
 int pt_fab_recv_start(struct pt_request *req);

@@ -5,7 +5,8 @@
  * queue serves every request of the process:
  *   bits 63-62  kind: PT_IMM_MESSAGE, PT_IMM_RUN, PT_IMM_CREDIT, PT_IMM_REPLY
  *   bits 61-42  the target side's request id (20 bits)
- *   bits 41-0   MESSAGE: the transport message's index
+ *   bits 41-0   MESSAGE: the transport message's index (a message the
+ *               sender splits, below, comes as two completions naming it)
  *               RUN: the run's first sender partition (bits 41-21) and its
  *               partition count (bits 20-0)
  *               CREDIT: the round it grants (low 42 bits)
@@ -70,6 +71,22 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
     return (unsigned)((len + piece - 1) / piece);
 }
 
+/* Split copies. Over shm a write with remote data is copied by the
+ * receiver's progress (the provider's CMA path, process_vm_readv there),
+ * while a plain write is copied by the writer in the call. A message of at
+ * least the split size the sender names in its hello goes as its tail
+ * [head, len) in one write with the immediate, which the receiver copies,
+ * and its head [0, head) in a plain write the sender copies in its next
+ * progress (not in MPI_Pready), followed, once that write has completed
+ * locally, by an empty control message with the same immediate: the
+ * receiver reports the message at the second of the two. The two halves
+ * move on both cores at once: 128 KiB from one process into another took
+ * 7.6 us copied by one side, 4.9 us half by each (process_vm_writev and
+ * _readv here; docs/library.md, "Both sides copy"). */
+#define PT_FAB_SPLIT_MIN ((size_t)64 << 10)
+static inline size_t pt_fab_split_head(size_t len) { return (len / 2) & ~(size_t)63; }
+static inline int pt_fab_is_split(size_t len, size_t split_min) { return split_min && len >= split_min; }
+
 /* The piece size a sender names in its hello: its provider's inject size when
  * pieces are wanted (PARTITA_FABRIC_PIECES) and that size is large enough. */
 size_t pt_fab_piece_size(const pt_fab_ctx *ctx, int wanted);
@@ -105,6 +122,7 @@ typedef struct pt_fab_hello {
     uint32_t ncand;
     uint32_t reply_tag;  /* for a reply over MPI, if the transport uses one */
     uint32_t piece;      /* bytes of a piece (0: every write goes whole) */
+    uint32_t split_min;  /* messages of this many bytes or more come split (0: none) */
     struct {
         char provider[PT_FAB_PROV_MAX];
         uint32_t namelen;

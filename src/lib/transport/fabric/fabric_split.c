@@ -1,0 +1,106 @@
+/* The fabric transport's split copies (fabric_wire.h): over shm a large
+ * message is copied by both processes at once. The tail goes as a write
+ * with the immediate, which the receiver's progress copies; the head as a
+ * plain write the sender copies itself; and after the head's local
+ * completion an empty control message with the same immediate tells the
+ * receiver that the head is in. The head of a message of up to 64 KiB is
+ * copied in the MPI_Pready that posts the tail (MPI's own MPI_Pready copies
+ * such a message whole, eagerly); a larger one in the sender's next
+ * progress (a head of a 4 MiB message is a 2 MiB copy). */
+#include "transport/fabric/fabric_transport.h"
+
+static uint64_t item_imm(const pt_fab_send *s, int item)
+{
+    const pt_fab_pending *it = &s->queue[item];
+    return pt_imm(it->kind, s->reply.receiver_id, it->low);
+}
+
+/* Context lock held: the notice of item's head; 0 or -FI_EAGAIN. */
+static int notice(pt_fab_send *s, int item)
+{
+    return pt_fab_control(s->ctx, s->dest, item_imm(s, item), NULL, 0, NULL, NULL);
+}
+
+/* The head's local completion (context lock held, from whichever thread reads
+ * the queue). Over shm the head is in the receiver's buffer when it
+ * completes locally, so the notice cannot overtake its bytes. The write
+ * counts as completed once its notice is posted. */
+static void head_done(pt_fab_ctx *ctx, pt_fab_op *op, int error)
+{
+    (void)ctx;
+    pt_fab_wop *w = (pt_fab_wop *)op;
+    pt_fab_send *s = w->owner;
+    int rc = error ? error : notice(s, w->item);
+    if (rc == -FI_EAGAIN) {
+        w->notice_owed = 1; /* posted by the sender's next progress (pt_fab_split_heads) */
+        atomic_fetch_add_explicit(&s->notices_owed, 1, memory_order_relaxed);
+        return;
+    }
+    if (rc)
+        pt_fab_send_failed(s, rc);
+    atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+}
+
+int pt_fab_split_tail(pt_fab_send *s, int item, uint64_t imm, pt_fab_op *op)
+{
+    const pt_fab_pending *it = &s->queue[item];
+    size_t head = pt_fab_split_head(it->len);
+    int rc = pt_fab_write(s->ctx, s->src + it->offset + head, it->len - head, s->mr.desc, s->dest,
+                          s->reply.base + it->offset + head, s->reply.key, imm, op);
+    if (rc == 0) {
+        s->heads[s->nheads++] = item;
+        atomic_fetch_add_explicit(&s->split, 1, memory_order_relaxed);
+    }
+    return rc;
+}
+
+/* Context lock held: the notices the provider had no room for. */
+static int retry_notices(pt_fab_send *s)
+{
+    int n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+    for (int k = 0; k < n && atomic_load_explicit(&s->notices_owed, memory_order_relaxed) > 0; k++) {
+        pt_fab_wop *w = &s->wops[k];
+        if (!w->notice_owed)
+            continue;
+        int rc = notice(s, w->item);
+        if (rc == -FI_EAGAIN)
+            return 0;
+        if (rc)
+            pt_fab_send_failed(s, rc);
+        w->notice_owed = 0;
+        atomic_fetch_sub_explicit(&s->notices_owed, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
+    }
+    return 0;
+}
+
+int pt_fab_split_heads(pt_fab_send *s, size_t most)
+{
+    if (s->heads_done == s->nheads && atomic_load_explicit(&s->notices_owed, memory_order_relaxed) == 0)
+        return 0;
+    int rc = 0;
+    pt_fab_lock(s->ctx);
+    while (rc == 0 && s->heads_done < s->nheads) {
+        int item = s->heads[s->heads_done], n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+        const pt_fab_pending *it = &s->queue[item];
+        if (it->len > most)
+            break; /* in order: this one and those after it wait for progress */
+        pt_fab_wop *w = &s->wops[n];
+        w->op.done = head_done;
+        w->item = item;
+        w->notice_owed = 0;
+        rc = pt_fab_write_plain(s->ctx, s->src + it->offset, pt_fab_split_head(it->len), s->mr.desc, s->dest,
+                                s->reply.base + it->offset, s->reply.key, &w->op);
+        if (rc == 0) {
+            s->heads_done++;
+            atomic_store_explicit(&s->posted, n + 1, memory_order_release);
+            pt_fab_poll(s->ctx, 64, 1); /* over shm the head has completed: its notice goes now */
+        }
+    }
+    if (rc == -FI_EAGAIN)
+        rc = 0; /* the provider's queue is full: the next progress goes on */
+    if (rc == 0)
+        rc = retry_notices(s);
+    pt_fab_unlock(s->ctx);
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* Split copies (2 ranks, fabric transport; fabric_wire.h): over shm a
+ * message of 64 KiB or more goes as a tail the receiver copies and a head
+ * the sender copies in its progress, then a notice; the receiver reports the
+ * message when both are in. Sizes at the edge (64 KiB - 64 bytes whole, 64
+ * KiB and an odd length split), a message per partition (policy none: each
+ * one split), several rounds with new contents, checked byte by byte as
+ * soon as MPI_Parrived reports a partition and again after MPI_Wait; a
+ * non-contiguous type (both sides staged). The sender's Partita_Request_why
+ * counts the split messages under bulk (one message a round) and none (one
+ * a partition); the other policies' layouts (pieces of a partition, or
+ * adaptive's candidates) are checked by their bytes only.
+ * With a pause, the sender first takes the round's credit (a barrier after
+ * both MPI_Start, then an MPI_Test), so its MPI_Pready posts the tails at
+ * once, and then waits that long between its last MPI_Pready and MPI_Wait:
+ * with no progress thread the heads go only in MPI_Wait, so a receiver that
+ * reported a message at its tail would see the head's bytes missing.
+ * Usage: partita-test-fabric-split-copy on|off [PAUSE_MS] (off: no message
+ * may be split, as with PARTITA_FABRIC_SPLIT_COPY=0 or a provider other than
+ * shm) */
+#include "fabric_round.h"
+
+#define ROUNDS 3
+#define SPLIT_MIN 65536
+
+static unsigned char byte_of(size_t i, int round) { return (unsigned char)(i * 11 + (size_t)round * 57 + 3); }
+
+static int policy_is(const char *name)
+{
+    const char *policy = getenv("PARTITA_POLICY");
+    return policy && !strcmp(policy, name);
+}
+
+/* Split messages so far by the sender's why text; -1 when it names none. */
+static long split_so_far(MPI_Request req)
+{
+    char why[2048];
+    OK(Partita_Request_why(req, why, sizeof why));
+    if (!strstr(why, "copied by both sides"))
+        return -1;
+    return ptest_number_before(why, " so far)");
+}
+
+static long wrong_bytes(const unsigned char *buf, size_t from, size_t to, int round)
+{
+    long wrong = 0;
+    for (size_t i = from; i < to; i++)
+        wrong += buf[i] != byte_of(i, round);
+    return wrong;
+}
+
+/* ROUNDS rounds of parts partitions of part bytes; on the sender, the split
+ * messages its why text counts against what the policy makes them. */
+static long pause_ms; /* of the sender, before MPI_Wait */
+
+static void rounds_of(int rank, int on, size_t part, int parts)
+{
+    size_t bytes = part * (size_t)parts;
+    unsigned char *buf = malloc(bytes);
+    CHECK(buf != NULL, "out of memory for %zu bytes", bytes);
+    MPI_Request req;
+    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, 7, MPI_INFO_NULL, &req);
+    for (int round = 0; round < ROUNDS; round++) {
+        if (rank == 0) {
+            for (size_t i = 0; i < bytes; i++)
+                buf[i] = byte_of(i, round);
+            OK(MPI_Start(&req));
+            if (pause_ms) {
+                int flag;
+                OK(MPI_Barrier(MPI_COMM_WORLD));
+                OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* reads the credit the receiver sent */
+            }
+            for (int p = 0; p < parts; p++)
+                OK(MPI_Pready(p, req));
+            if (pause_ms)
+                ptest_pause_us(pause_ms * 1000);
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            continue;
+        }
+        memset(buf, 0, bytes);
+        OK(MPI_Start(&req));
+        if (pause_ms)
+            OK(MPI_Barrier(MPI_COMM_WORLD));
+        long early = 0;
+        for (int p = 0; p < parts; p++) {
+            ptest_parrived_loop(req, p);
+            early += wrong_bytes(buf, (size_t)p * part, (size_t)(p + 1) * part, round);
+        }
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        long wrong = wrong_bytes(buf, 0, bytes, round);
+        CHECK(early == 0, "%d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so", parts,
+              part, round, early);
+        CHECK(wrong == 0, "%d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round, wrong);
+    }
+    if (rank == 0) {
+        fabric_expect_transport(req);
+        long split = split_so_far(req), want = -1;
+        if (on && policy_is("bulk"))
+            want = bytes >= SPLIT_MIN ? ROUNDS : 0;
+        else if (on && policy_is("none"))
+            want = part >= SPLIT_MIN ? (long)parts * ROUNDS : 0;
+        if (!on)
+            CHECK(split == -1, "no message should be split, but %ld were", split);
+        else if (want >= 0)
+            CHECK(split == want, "%d partitions of %zu bytes: %ld split messages, not %ld", parts, part, split, want);
+    }
+    OK(MPI_Request_free(&req));
+    free(buf);
+}
+
+/* Every other int of n pairs: the type is not contiguous, so both sides
+ * stage it; the gaps of the receive buffer keep their -1. */
+static void strided(int rank, int n)
+{
+    int *buf = malloc(2 * (size_t)n * sizeof *buf);
+    CHECK(buf != NULL, "out of memory for %d ints", 2 * n);
+    MPI_Datatype every_other;
+    OK(MPI_Type_vector(n, 1, 2, MPI_INT, &every_other));
+    OK(MPI_Type_commit(&every_other));
+    MPI_Request req;
+    ptest_pair_request(rank, buf, 1, 1, every_other, 8, MPI_INFO_NULL, &req);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < 2 * n; i++)
+            buf[i] = rank == 0 ? i * 3 + round : -1;
+        OK(MPI_Start(&req));
+        if (rank == 0)
+            OK(MPI_Pready(0, req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        if (rank == 1) {
+            long wrong = 0;
+            for (int i = 0; i < 2 * n; i++)
+                wrong += buf[i] != (i % 2 ? -1 : i * 3 + round);
+            CHECK(wrong == 0, "strided type of %d ints, round %d: %ld wrong ints", n, round, wrong);
+        }
+    }
+    OK(MPI_Request_free(&req));
+    OK(MPI_Type_free(&every_other));
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank = ptest_pair_rank("fabric-split-copy");
+    if (argc < 2 || argc > 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) ||
+        (argc == 3 && (pause_ms = atol(argv[2])) <= 0))
+        ptest_usage("usage: partita-test-fabric-split-copy on|off [PAUSE_MS > 0]");
+    int on = !strcmp(argv[1], "on");
+    rounds_of(rank, on, SPLIT_MIN - 64, 1); /* below the split size: one write */
+    rounds_of(rank, on, SPLIT_MIN, 1);
+    rounds_of(rank, on, 21846, 3);          /* 65538 bytes: head and tail of odd lengths */
+    rounds_of(rank, on, (size_t)1 << 20, 4);
+    rounds_of(rank, on, SPLIT_MIN - 64, 4); /* messages of a partition each (none) under the size */
+    rounds_of(rank, on, ((size_t)3 << 20) + 8, 2);
+    strided(rank, 1 << 15);                 /* 128 KiB of ints packed */
+    return ptest_finish("fabric-split-copy");
+}
