@@ -5,7 +5,8 @@
  * KiB and an odd length split), a message per partition (policy none: each
  * one split), several rounds with new contents, checked byte by byte as
  * soon as MPI_Parrived reports a partition and again after MPI_Wait; a
- * non-contiguous type (both sides staged). The sender's Partita_Request_why
+ * non-contiguous type (both sides staged); a rank sending 1 MiB to itself
+ * (its own progress copies both halves). The sender's Partita_Request_why
  * counts the split messages under bulk (one message a round) and none (one
  * a partition); the other policies' layouts (pieces of a partition, or
  * adaptive's candidates) are checked by their bytes only.
@@ -137,6 +138,39 @@ static void strided(int rank, int n)
     free(buf);
 }
 
+/* Each rank sends 1 MiB in 2 partitions to itself on MPI_COMM_SELF. */
+static void to_self(int on)
+{
+    enum { PART = 1 << 19, PARTS = 2 };
+    unsigned char *out = malloc((size_t)PART * PARTS), *in = malloc((size_t)PART * PARTS);
+    CHECK(out && in, "out of memory");
+    MPI_Request s, r;
+    OK(MPI_Psend_init(out, PARTS, PART, MPI_BYTE, 0, 9, MPI_COMM_SELF, MPI_INFO_NULL, &s));
+    OK(MPI_Precv_init(in, PARTS, PART, MPI_BYTE, 0, 9, MPI_COMM_SELF, MPI_INFO_NULL, &r));
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t i = 0; i < (size_t)PART * PARTS; i++)
+            out[i] = byte_of(i, round);
+        memset(in, 0, (size_t)PART * PARTS);
+        OK(MPI_Start(&r));
+        OK(MPI_Start(&s));
+        OK(MPI_Pready_range(0, PARTS - 1, s));
+        OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        long wrong = wrong_bytes(in, 0, (size_t)PART * PARTS, round);
+        CHECK(wrong == 0, "to itself, round %d: %ld wrong bytes", round, wrong);
+    }
+    fabric_expect_transport(s);
+    long split = split_so_far(s);
+    if (!on)
+        CHECK(split == -1, "to itself: no message should be split, but %ld were", split);
+    else if (policy_is("bulk"))
+        CHECK(split == ROUNDS, "to itself: %ld split messages, not %d", split, ROUNDS);
+    OK(MPI_Request_free(&s));
+    OK(MPI_Request_free(&r));
+    free(out);
+    free(in);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -152,5 +186,6 @@ int main(int argc, char **argv)
     rounds_of(rank, on, SPLIT_MIN - 64, 4); /* messages of a partition each (none) under the size */
     rounds_of(rank, on, ((size_t)3 << 20) + 8, 2);
     strided(rank, 1 << 15);                 /* 128 KiB of ints packed */
+    to_self(on);
     return ptest_finish("fabric-split-copy");
 }
