@@ -461,8 +461,9 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && s->split_min)
         n += snprintf(text + n, len - (size_t)n, "; a message of %zu bytes or more is copied by both sides, the "
-                      "receiver the second half, this side the first in its progress after MPI_Pready (%ld so far)",
-                      s->split_min, atomic_load_explicit(&s->split, memory_order_relaxed));
+                      "receiver the second half, this side the first (in MPI_Pready up to %zu bytes, else in its "
+                      "progress after it; %ld so far)",
+                      s->split_min, PT_FAB_HEAD_IN_PREADY_MAX, atomic_load_explicit(&s->split, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && req->u.s.split && s->early_write)
         n += snprintf(text + n, len - (size_t)n, "; the runs sent when marking stalls are cut into writes of "
                       "whole partitions, %zu bytes or more each", s->early_write);

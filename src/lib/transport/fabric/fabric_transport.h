@@ -23,8 +23,9 @@
  *            pieces, which it counts: fabric_wire.h); the request's progress
  *            turns them into the upcalls pt_recv_message_done / pt_recv_parts_in.
  *   split    Over shm a message of 64 KiB or more goes as a tail the
- *            receiver copies and a head the sender copies in its progress,
- *            then a notice (fabric_split.c, fabric_wire.h).
+ *            receiver copies and a head the sender copies (in MPI_Pready up
+ *            to 64 KiB, else in its progress), then a notice (fabric_split.c,
+ *            fabric_wire.h).
  *   sender   The round is complete locally when every write posted in it has
  *            its local completion. A non-contiguous type is packed into a
  *            staging buffer, each message's partitions just before it goes. */

@@ -76,8 +76,9 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
  * while a plain write is copied by the writer in the call. A message of at
  * least the split size the sender names in its hello goes as its tail
  * [head, len) in one write with the immediate, which the receiver copies,
- * and its head [0, head) in a plain write the sender copies in its next
- * progress (not in MPI_Pready), followed, once that write has completed
+ * and its head [0, head) in a plain write the sender copies (in MPI_Pready
+ * for a message of up to 64 KiB, else in its next progress: fabric_split.c),
+ * followed, once that write has completed
  * locally, by an empty control message with the same immediate: the
  * receiver reports the message at the second of the two. The two halves
  * move on both cores at once: 128 KiB from one process into another took
