@@ -47,12 +47,6 @@ static void pieces_of(MPI_Request req, size_t *piece, long *pieced)
     *pieced = ptest_number_before(why, " writes of this layout went in pieces");
 }
 
-static int policy_is(const char *name)
-{
-    const char *policy = getenv("PARTITA_POLICY");
-    return policy && !strcmp(policy, name);
-}
-
 /* Whether a write of partitions of part bytes goes in pieces: it needs more
  * than one, and at most `most` (4 for a message, 32 for a run). */
 static int in_pieces(size_t piece, size_t part, size_t most) { return piece && part > piece && part <= most * piece; }
@@ -67,11 +61,11 @@ static void expect_pieced(MPI_Request req, size_t part, int parts, long late_us,
     if (parts == 1) /* one message */
         CHECK(pieced == (fits ? rounds : 0), "1 partition of %zu bytes, pieces of %zu: %ld writes in pieces, not %d",
               part, piece, pieced, fits ? rounds : 0);
-    else if (policy_is("none")) /* a message per partition */
+    else if (ptest_policy_is("none")) /* a message per partition */
         CHECK(pieced == (fits ? (long)parts * rounds : 0),
               "none, %d partitions of %zu bytes, pieces of %zu: %ld writes in pieces, not %ld", parts, part, piece,
               pieced, fits ? (long)parts * rounds : 0L);
-    else if (policy_is("timer") && late_us && in_pieces(piece, part, 32))
+    else if (ptest_policy_is("timer") && late_us && in_pieces(piece, part, 32))
         CHECK(pieced > 0, "timer, %d partitions of %zu bytes, half late, %d rounds: no late run went in pieces of %zu",
               parts, part, rounds, piece);
 }
@@ -138,7 +132,7 @@ static int timer_run_pending(int rank, MPI_Request req, size_t part)
         size_t piece;
         long pieced;
         pieces_of(req, &piece, &pieced);
-        pending = policy_is("timer") && in_pieces(piece, part, 32) && pieced == 0;
+        pending = ptest_policy_is("timer") && in_pieces(piece, part, 32) && pieced == 0;
     }
     OK(MPI_Bcast(&pending, 1, MPI_INT, 0, MPI_COMM_WORLD));
     return pending;

@@ -25,12 +25,6 @@
 
 static unsigned char byte_of(size_t i, int round) { return (unsigned char)(i * 11 + (size_t)round * 57 + 3); }
 
-static int policy_is(const char *name)
-{
-    const char *policy = getenv("PARTITA_POLICY");
-    return policy && !strcmp(policy, name);
-}
-
 /* Split messages so far by the sender's why text; -1 when it names none. */
 static long split_so_far(MPI_Request req)
 {
@@ -95,9 +89,9 @@ static void rounds_of(int rank, int on, size_t part, int parts)
     if (rank == 0) {
         fabric_expect_transport(req);
         long split = split_so_far(req), want = -1;
-        if (on && policy_is("bulk"))
+        if (on && ptest_policy_is("bulk"))
             want = bytes >= SPLIT_MIN ? ROUNDS : 0;
-        else if (on && policy_is("none"))
+        else if (on && ptest_policy_is("none"))
             want = part >= SPLIT_MIN ? (long)parts * ROUNDS : 0;
         if (!on)
             CHECK(split == -1, "no message should be split, but %ld were", split);
@@ -163,7 +157,7 @@ static void to_self(int on)
     long split = split_so_far(s);
     if (!on)
         CHECK(split == -1, "to itself: no message should be split, but %ld were", split);
-    else if (policy_is("bulk"))
+    else if (ptest_policy_is("bulk"))
         CHECK(split == ROUNDS, "to itself: %ld split messages, not %d", split, ROUNDS);
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));

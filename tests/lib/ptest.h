@@ -44,6 +44,14 @@ static inline double ptest_clock_s(clockid_t clock)
 
 static inline double ptest_now_s(void) { return ptest_clock_s(CLOCK_MONOTONIC); }
 
+/* Whether the run's PARTITA_POLICY is name (a test's expectations that
+ * depend on the policy it is run under). */
+static inline int ptest_policy_is(const char *name)
+{
+    const char *policy = getenv("PARTITA_POLICY");
+    return policy && !strcmp(policy, name);
+}
+
 /* The number written just before `marker` in text (a count in libpartita's
  * Partita_Request_why, "... 4 writes in ..."); -1 when the marker or the
  * number is missing. */

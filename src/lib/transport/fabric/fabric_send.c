@@ -55,19 +55,18 @@ static int ready(pt_fab_send *s)
     return s->connected && atomic_load_explicit(&s->credits, memory_order_acquire) >= s->round;
 }
 
-/* qlock held: post queued item k (a write that goes in pieces may have
+/* qlock held: post one queued item (a write that goes in pieces may have
  * been stopped midway by a full queue: it goes on from it->sent; of a split
  * message only the tail goes here). Returns 0, -FI_EAGAIN or a libfabric
  * error. */
-static int post(pt_fab_send *s, int k)
+static int post(pt_fab_send *s, pt_fab_pending *it)
 {
-    pt_fab_pending *it = &s->queue[k];
-    uint64_t imm = pt_imm(it->kind, s->reply.receiver_id, it->low);
+    uint64_t imm = pt_fab_item_imm(s, it);
     int rc, completes = 0, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
     s->wops[n].op.done = write_done;
     pt_fab_lock(s->ctx);
-    if (it->kind == PT_IMM_MESSAGE && pt_fab_is_split(it->len, s->split_min)) {
-        rc = pt_fab_split_tail(s, k, imm, &s->wops[n].op);
+    if (pt_fab_item_split(s, it)) {
+        rc = pt_fab_split_tail(s, it, imm, &s->wops[n].op);
         completes = 1;
     } else if (it->len == 0) {
         rc = pt_fab_control(s->ctx, s->dest, imm, NULL, 0, NULL, NULL); /* nothing to write: the immediate alone */
@@ -136,7 +135,7 @@ static void take_reply(pt_fab_send *s)
 static int drain(pt_fab_send *s)
 {
     while (s->qhead < s->qtail && ready(s)) {
-        int rc = post(s, s->qhead);
+        int rc = post(s, &s->queue[s->qhead]);
         if (rc == -FI_EAGAIN)
             return 0; /* the provider's queue is full: the next progress retries */
         if (rc)
@@ -302,7 +301,7 @@ void pt_fab_send_start(pt_request *req)
      * adaptive policy this layout's state is not used in every round. */
     s->round = req->u.s.round + 1;
     s->qhead = s->qtail = 0;
-    s->nheads = s->heads_done = 0;
+    s->head_next = 0;
     atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
     atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
     pthread_mutex_unlock(&s->qlock);
@@ -317,7 +316,7 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     int rc = advance(s);
     if (rc == 0)
         rc = pt_fab_split_heads(s, SIZE_MAX);
-    *done = all_issued && s->qhead == s->qtail && s->heads_done == s->nheads &&
+    *done = all_issued && s->qhead == s->qtail && s->head_next == s->qhead &&
             atomic_load_explicit(&s->completed, memory_order_acquire) ==
                 atomic_load_explicit(&s->posted, memory_order_acquire);
     memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
@@ -355,13 +354,12 @@ int pt_fab_send_init(pt_request *req)
     s->qcap = N + (ss->split ? P : 0);
     s->queue = malloc((size_t)s->qcap * sizeof *s->queue);
     s->wops = calloc(2 * (size_t)s->qcap, sizeof *s->wops); /* a split message has two writes */
-    s->heads = malloc((size_t)s->qcap * sizeof *s->heads);
     s->off = malloc(((size_t)N + 1) * sizeof *s->off);
     s->hello = calloc(1, sizeof *s->hello);
     size_t bytes = (size_t)P * req->part_bytes;
     if (!req->contiguous && bytes)
         s->staging = malloc(bytes);
-    if (!s->queue || !s->wops || !s->heads || !s->off || !s->hello || (!req->contiguous && bytes && !s->staging))
+    if (!s->queue || !s->wops || !s->off || !s->hello || (!req->contiguous && bytes && !s->staging))
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d fabric messages", s->qcap);
     for (int k = 0; k < 2 * s->qcap; k++) {
         s->wops[k].op.done = write_done;
@@ -438,7 +436,6 @@ void pt_fab_send_destroy(pt_request *req)
     pthread_mutex_destroy(&s->qlock);
     free(s->queue);
     free(s->wops);
-    free(s->heads);
     free(s->off);
     free(s->staging);
     free(s);

@@ -9,16 +9,10 @@
  * progress (a head of a 4 MiB message is a 2 MiB copy). */
 #include "transport/fabric/fabric_transport.h"
 
-static uint64_t item_imm(const pt_fab_send *s, int item)
-{
-    const pt_fab_pending *it = &s->queue[item];
-    return pt_imm(it->kind, s->reply.receiver_id, it->low);
-}
-
 /* Context lock held: the notice of item's head; 0 or -FI_EAGAIN. */
 static int notice(pt_fab_send *s, int item)
 {
-    return pt_fab_control(s->ctx, s->dest, item_imm(s, item), NULL, 0, NULL, NULL);
+    return pt_fab_control(s->ctx, s->dest, pt_fab_item_imm(s, &s->queue[item]), NULL, 0, NULL, NULL);
 }
 
 /* The head's local completion (context lock held, from whichever thread reads
@@ -41,17 +35,21 @@ static void head_done(pt_fab_ctx *ctx, pt_fab_op *op, int error)
     atomic_fetch_add_explicit(&s->completed, 1, memory_order_release);
 }
 
-int pt_fab_split_tail(pt_fab_send *s, int item, uint64_t imm, pt_fab_op *op)
+int pt_fab_split_tail(pt_fab_send *s, const pt_fab_pending *it, uint64_t imm, pt_fab_op *op)
 {
-    const pt_fab_pending *it = &s->queue[item];
     size_t head = pt_fab_split_head(it->len);
     int rc = pt_fab_write(s->ctx, s->src + it->offset + head, it->len - head, s->mr.desc, s->dest,
                           s->reply.base + it->offset + head, s->reply.key, imm, op);
-    if (rc == 0) {
-        s->heads[s->nheads++] = item;
+    if (rc == 0)
         atomic_fetch_add_explicit(&s->split, 1, memory_order_relaxed);
-    }
     return rc;
+}
+
+/* Past the items at head_next that have no head (whole writes). */
+static void skip_whole(pt_fab_send *s)
+{
+    while (s->head_next < s->qhead && !pt_fab_item_split(s, &s->queue[s->head_next]))
+        s->head_next++;
 }
 
 /* Context lock held: the notices the provider had no room for. */
@@ -76,12 +74,13 @@ static int retry_notices(pt_fab_send *s)
 
 int pt_fab_split_heads(pt_fab_send *s, size_t most)
 {
-    if (s->heads_done == s->nheads && atomic_load_explicit(&s->notices_owed, memory_order_relaxed) == 0)
+    skip_whole(s);
+    if (s->head_next == s->qhead && atomic_load_explicit(&s->notices_owed, memory_order_relaxed) == 0)
         return 0;
     int rc = 0;
     pt_fab_lock(s->ctx);
-    while (rc == 0 && s->heads_done < s->nheads) {
-        int item = s->heads[s->heads_done], n = atomic_load_explicit(&s->posted, memory_order_relaxed);
+    for (; rc == 0 && s->head_next < s->qhead; skip_whole(s)) {
+        int item = s->head_next, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
         const pt_fab_pending *it = &s->queue[item];
         if (it->len > most)
             break; /* in order: this one and those after it wait for progress */
@@ -92,7 +91,7 @@ int pt_fab_split_heads(pt_fab_send *s, size_t most)
         rc = pt_fab_write_plain(s->ctx, s->src + it->offset, pt_fab_split_head(it->len), s->mr.desc, s->dest,
                                 s->reply.base + it->offset, s->reply.key, &w->op);
         if (rc == 0) {
-            s->heads_done++;
+            s->head_next++;
             atomic_store_explicit(&s->posted, n + 1, memory_order_release);
             pt_fab_poll(s->ctx, 64, 1); /* over shm the head has completed: its notice goes now */
         }

@@ -96,8 +96,8 @@ typedef struct pt_fab_send {
     size_t early_write;       /* bytes per write of a stall's runs (PT_FAB_EARLY_WRITE), 0: whole */
     atomic_long pieced;       /* writes that went in pieces (Partita_Request_why) */
     size_t split_min;         /* messages of this many bytes or more are copied by both sides (fabric_split.c), 0: none */
-    int *heads;               /* queue items of this round whose tail went and whose head is still to go */
-    int nheads, heads_done;
+    int head_next;            /* the queue's items before it have their heads out or have none (whole writes);
+                                 split messages from it up to qhead have only their tails out */
     atomic_int notices_owed;  /* heads written whose notice is still to be posted */
     atomic_long split;        /* messages copied by both sides so far (Partita_Request_why) */
     char *staging;            /* non-contiguous types: packed here */
@@ -171,12 +171,21 @@ int pt_fab_send_finish_group(struct pt_request *req, int g);
 int pt_fab_send_progress(struct pt_request *req, int all_issued, int *done);
 /* fabric_send.c: record a write's failure (reported by the request's progress). */
 void pt_fab_send_failed(pt_fab_send *s, int rc);
+/* A queued item's immediate (the receiver's id is known once it replied). */
+static inline uint64_t pt_fab_item_imm(const pt_fab_send *s, const pt_fab_pending *it)
+{
+    return pt_imm(it->kind, s->reply.receiver_id, it->low);
+}
+/* Whether a queued item goes as a split message (fabric_wire.h). */
+static inline int pt_fab_item_split(const pt_fab_send *s, const pt_fab_pending *it)
+{
+    return it->kind == PT_IMM_MESSAGE && pt_fab_is_split(it->len, s->split_min);
+}
 /* fabric_split.c (s's qlock held): post a split message's tail, the part the
- * receiver copies (item: its queue index; op: the tail's completion), and
- * the heads this side copies, in order, of messages of up to most bytes
- * (SIZE_MAX from the sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from
- * MPI_Pready). */
-int pt_fab_split_tail(pt_fab_send *s, int item, uint64_t imm, pt_fab_op *op);
+ * receiver copies (op: the tail's completion), and the heads this side
+ * copies, in order, of messages of up to most bytes (SIZE_MAX from the
+ * sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from MPI_Pready). */
+int pt_fab_split_tail(pt_fab_send *s, const pt_fab_pending *it, uint64_t imm, pt_fab_op *op);
 int pt_fab_split_heads(pt_fab_send *s, size_t most);
 /* PARTITA_FABRIC_SPLIT_COPY: 1 (the default) or 0, read in MPI_Init. */
 int pt_fab_split_copy_wanted(void);
