@@ -46,8 +46,9 @@ static const char details[] =
     "- d amplifies noise by d);  g + G(s-1) = (PRTT(n,0,s) - PRTT(1,0,s))/(n-1), fitted\n"
     "per protocol segment by least squares;  L = PRTT(1,0,s)/2 - o_s - o_r - G(s-1) (overheads removed).\n"
     "Protocol switches (eager -> rendezvous) are detected in the data and refined with extra sizes.\n"
-    "With --transport fabric the transport's own switches are known and kept: the provider's inject size and\n"
-    "the largest write that goes in pieces; switches are detected only beyond them.\n"
+    "With --transport fabric the transport's own switches are known and kept: the provider's inject size,\n"
+    "the largest write that goes in pieces and (shm) the largest write whose copy is not split between both\n"
+    "sides; switches are detected only beyond them.\n"
     "-f json writes the partita.loggp/1 parameter file; `partita loggp` saves it where libpartita finds it.";
 
 static void configure(pt_cli *cli, loggp_config *cfg)
@@ -227,6 +228,35 @@ static char *extra_members(const pt_ctx *ctx, const loggp_config *cfg, const ptm
     return buf;
 }
 
+static int by_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The powers of two from min to max, and the last size of each segment the
+ * transport's known switches end (within [min, max]), ascending: a known
+ * segment between two powers of two (shm's 16-64 KiB before split copies:
+ * only 32 KiB) would otherwise have one size and no bandwidth term. */
+static size_t sweep_sizes(size_t min, size_t max, const size_t *known, int nknown, size_t sizes[MAX_SIZES])
+{
+    size_t n = 0;
+    for (size_t s = min; s <= max && n < MAX_SIZES; s *= 2) {
+        sizes[n++] = s;
+        if (s > max / 2)
+            break;
+    }
+    for (int k = 0; k < nknown && n < MAX_SIZES; k++) {
+        int have = known[k] < min || known[k] > max;
+        for (size_t i = 0; i < n && !have; i++)
+            have = sizes[i] == known[k];
+        if (!have)
+            sizes[n++] = known[k];
+    }
+    qsort(sizes, n, sizeof *sizes, by_size);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     pt_cli cli;
@@ -292,19 +322,15 @@ int main(int argc, char **argv)
     }
 #endif
 
-    size_t sizes[MAX_SIZES], n = 0;
-    for (size_t s = cfg.sizes.min; s <= cfg.sizes.max && n < MAX_SIZES; s *= 2) {
-        sizes[n++] = s;
-        if (s > cfg.sizes.max / 2)
-            break;
-    }
-    measure_sizes(&probe, &cfg, sizes, n, samples);
-    size_t known[2];
+    size_t known[LOGGP_FABRIC_SWITCHES_MAX];
     int nknown = 0;
 #if PARTITA_HAVE_FABRIC
     if (fabric)
         nknown = loggp_fabric_switches(known);
 #endif
+    size_t sizes[MAX_SIZES];
+    size_t n = sweep_sizes(cfg.sizes.min, cfg.sizes.max, known, nknown, sizes);
+    measure_sizes(&probe, &cfg, sizes, n, samples);
     ptm_params params;
     char err[512];
     /* rank 0 derives; both ranks learn whether it could */

@@ -37,9 +37,11 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
                                        char *err, size_t errlen);
 const char *loggp_fabric_provider(void);
 /* The fabric transport's own protocol switches, as the last size of each
- * segment (ptm_loggp_derive_known): the inject size and, when writes go in
- * pieces, the largest write in pieces. Returns how many. */
-int loggp_fabric_switches(size_t known[2]);
+ * segment (ptm_loggp_derive_known): the inject size, when writes go in
+ * pieces the largest write in pieces, and when copies are split (shm) the
+ * largest write that is not. Returns how many. */
+#define LOGGP_FABRIC_SWITCHES_MAX 3
+int loggp_fabric_switches(size_t known[LOGGP_FABRIC_SWITCHES_MAX]);
 void loggp_fabric_close(loggp_probe *p);
 
 #endif
