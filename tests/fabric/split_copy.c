@@ -6,7 +6,8 @@
  * one split), several rounds with new contents, checked byte by byte as
  * soon as MPI_Parrived reports a partition and again after MPI_Wait; a
  * non-contiguous type (both sides staged); a rank sending 1 MiB to itself
- * (its own progress copies both halves). The sender's Partita_Request_why
+ * (its own progress copies both halves); the second half marked late, so
+ * the timer sends runs, which are split too. The sender's Partita_Request_why
  * counts the split messages under bulk (one message a round) and none (one
  * a partition); the other policies' layouts (pieces of a partition, or
  * adaptive's candidates) are checked by their bytes only.
@@ -102,6 +103,78 @@ static void rounds_of(int rank, int on, size_t part, int parts)
     free(buf);
 }
 
+/* The sender's writes in its last round, by its why text. */
+static long writes_last_round(MPI_Request req)
+{
+    char why[2048];
+    OK(Partita_Request_why(req, why, sizeof why));
+    return ptest_number_before(why, " writes in the current or last round");
+}
+
+#define LATE_POLL_US 3000
+
+/* ROUNDS rounds in which the sender marks the first half, then polls its
+ * request with MPI_Test for LATE_POLL_US (the timer splits the stalled group
+ * in that call: the early half goes as a run), then marks the rest (under
+ * the timer each partition alone, a run of one). Every byte checked as in
+ * rounds_of. Under the timer with split copies, every write of the last
+ * round, runs too, is at least part >= SPLIT_MIN bytes, so each must have
+ * gone split. With a pause, the sender waits that long before MPI_Wait. */
+static void late_half(int rank, int on, size_t part, int parts)
+{
+    size_t bytes = part * (size_t)parts;
+    unsigned char *buf = malloc(bytes);
+    CHECK(buf != NULL, "out of memory for %zu bytes", bytes);
+    MPI_Request req;
+    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, 10, MPI_INFO_NULL, &req);
+    long split_before = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        if (rank == 0) {
+            for (size_t i = 0; i < bytes; i++)
+                buf[i] = byte_of(i, round);
+            split_before = split_so_far(req);
+            OK(MPI_Start(&req));
+            for (int p = 0; p < parts; p++) {
+                if (p == parts / 2) {
+                    int flag;
+                    for (double end = ptest_now_s() + LATE_POLL_US * 1e-6; ptest_now_s() < end;)
+                        OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* half is not marked: never complete */
+                }
+                OK(MPI_Pready(p, req));
+            }
+            if (pause_ms) /* heads left to progress go only in MPI_Wait (no progress thread) */
+                ptest_pause_us(pause_ms * 1000);
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            continue;
+        }
+        memset(buf, 0, bytes);
+        OK(MPI_Start(&req));
+        long early = 0;
+        for (int p = 0; p < parts; p++) {
+            ptest_parrived_loop(req, p);
+            early += wrong_bytes(buf, (size_t)p * part, (size_t)(p + 1) * part, round);
+        }
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        long wrong = wrong_bytes(buf, 0, bytes, round);
+        CHECK(early == 0, "half late, %d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so",
+              parts, part, round, early);
+        CHECK(wrong == 0, "half late, %d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round, wrong);
+    }
+    if (rank == 0) {
+        long split = split_so_far(req), writes = writes_last_round(req);
+        if (!on)
+            CHECK(split == -1, "half late: no write should be split, but %ld were", split);
+        else if (ptest_policy_is("timer")) {
+            CHECK(writes > 1, "half late, %d partitions of %zu bytes: the timer sent the last round in %ld write(s), "
+                  "not in runs", parts, part, writes);
+            CHECK(split - split_before == writes, "half late, %d partitions of %zu bytes: %ld of the last round's %ld "
+                  "writes split", parts, part, split - split_before, writes);
+        }
+    }
+    OK(MPI_Request_free(&req));
+    free(buf);
+}
+
 /* Every other int of n pairs: the type is not contiguous, so both sides
  * stage it; the gaps of the receive buffer keep their -1. */
 static void strided(int rank, int n)
@@ -179,6 +252,8 @@ int main(int argc, char **argv)
     rounds_of(rank, on, (size_t)1 << 20, 4);
     rounds_of(rank, on, SPLIT_MIN - 64, 4); /* messages of a partition each (none) under the size */
     rounds_of(rank, on, ((size_t)3 << 20) + 8, 2);
+    late_half(rank, on, SPLIT_MIN, 4);      /* late runs whose heads MPI_Pready copies */
+    late_half(rank, on, (size_t)1 << 18, 4); /* and whose heads progress copies */
     strided(rank, 1 << 15);                 /* 128 KiB of ints packed */
     to_self(on);
     return ptest_finish("fabric-split-copy");

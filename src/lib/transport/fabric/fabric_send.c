@@ -457,8 +457,8 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && s->split_min)
-        n += snprintf(text + n, len - (size_t)n, "; a message of %zu bytes or more is copied by both sides, the "
-                      "receiver the second half, this side the first (in MPI_Pready up to %zu bytes, else in its "
+        n += snprintf(text + n, len - (size_t)n, "; a message or run of %zu bytes or more is copied by both sides, "
+                      "the receiver the second half, this side the first (in MPI_Pready up to %zu bytes, else in its "
                       "progress after it; %ld so far)",
                       s->split_min, PT_FAB_HEAD_IN_PREADY_MAX, atomic_load_explicit(&s->split, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && req->u.s.split && s->early_write)

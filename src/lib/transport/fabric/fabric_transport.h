@@ -22,10 +22,10 @@
  *            immediate (a write of a few inject sizes comes as injected
  *            pieces, which it counts: fabric_wire.h); the request's progress
  *            turns them into the upcalls pt_recv_message_done / pt_recv_parts_in.
- *   split    Over shm a message of 64 KiB or more goes as a tail the
+ *   split    Over shm a message or run of 64 KiB or more goes as a tail the
  *            receiver copies and a head the sender copies (in MPI_Pready up
- *            to 64 KiB, else in its progress), then a notice (fabric_split.c,
- *            fabric_wire.h).
+ *            to 64 KiB, a run's up to 128 KiB, else in its progress), then a
+ *            notice (fabric_split.c, fabric_wire.h).
  *   sender   The round is complete locally when every write posted in it has
  *            its local completion. A non-contiguous type is packed into a
  *            staging buffer, each message's partitions just before it goes. */
@@ -176,15 +176,16 @@ static inline uint64_t pt_fab_item_imm(const pt_fab_send *s, const pt_fab_pendin
 {
     return pt_imm(it->kind, s->reply.receiver_id, it->low);
 }
-/* Whether a queued item goes as a split message (fabric_wire.h). */
+/* Whether a queued item, a message or a run, goes split (fabric_wire.h). */
 static inline int pt_fab_item_split(const pt_fab_send *s, const pt_fab_pending *it)
 {
-    return it->kind == PT_IMM_MESSAGE && pt_fab_is_split(it->len, s->split_min);
+    return pt_fab_is_split(it->len, s->split_min);
 }
-/* fabric_split.c (s's qlock held): post a split message's tail, the part the
+/* fabric_split.c (s's qlock held): post a split item's tail, the part the
  * receiver copies (op: the tail's completion), and the heads this side
  * copies, in order, of messages of up to most bytes (SIZE_MAX from the
- * sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from MPI_Pready). */
+ * sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from MPI_Pready, where runs
+ * of up to the largest run in pieces go too). */
 int pt_fab_split_tail(pt_fab_send *s, const pt_fab_pending *it, uint64_t imm, pt_fab_op *op);
 int pt_fab_split_heads(pt_fab_send *s, size_t most);
 /* PARTITA_FABRIC_SPLIT_COPY: 1 (the default) or 0, read in MPI_Init. */

@@ -73,14 +73,15 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
 
 /* Split copies. Over shm a write with remote data is copied by the
  * receiver's progress (the provider's CMA path, process_vm_readv there),
- * while a plain write is copied by the writer in the call. A message of at
- * least the split size the sender names in its hello goes as its tail
- * [head, len) in one write with the immediate, which the receiver copies,
- * and its head [0, head) in a plain write the sender copies (in MPI_Pready
- * for a message of up to 64 KiB, else in its next progress: fabric_split.c),
- * followed, once that write has completed
- * locally, by an empty control message with the same immediate: the
- * receiver reports the message at the second of the two. The two halves
+ * while a plain write is copied by the writer in the call. A message or a
+ * run of at least the split size the sender names in its hello goes as its
+ * tail [head, len) in one write with the immediate, which the receiver
+ * copies, and its head [0, head) in a plain write the sender copies (in
+ * MPI_Pready for a message of up to 64 KiB or a run of up to 128 KiB, else
+ * in its next progress: fabric_split.c), followed, once that write has
+ * completed locally, by an empty control message with the same immediate:
+ * the receiver reports the message or run at the second of the two (a run's
+ * count kept by its first partition, as for pieces). The two halves
  * move on both cores at once: 128 KiB from one process into another took
  * 7.6 us copied by one side, 4.9 us half by each (process_vm_writev and
  * _readv here; docs/library.md, "Both sides copy"). */
