@@ -2,7 +2,7 @@
  * RMA write with remote CQ data into the server's buffer, posted exactly as
  * libpartita's fabric transport posts a transport message (pt_fab_put:
  * injected, in injected pieces, or whole with a completion;
- * PARTITA_FABRIC_PIECES=0 as there; over shm from 64 KiB up split, the tail
+ * PARTITA_FABRIC_PIECES=0 as there; over shm from 1 MiB up split, the tail
  * with the remote data and the head a plain write the sender copies, then a
  * notice, PARTITA_FABRIC_SPLIT_COPY=0 as there: fabric_wire.h); the server
  * "receives" it by finding its completions on the completion queue; the

@@ -58,8 +58,8 @@ static int late_run_in_pieces(MPI_Request req, size_t piece, size_t part)
 {
     char why[2048];
     OK(Partita_Request_why(req, why, sizeof why));
-    const char *a = strstr(why, "a message or run of ");
-    size_t split = a ? (size_t)strtoull(a + strlen("a message or run of "), NULL, 10) : 0;
+    const char *a = strstr(why, "a timer run of ");
+    size_t split = a ? (size_t)strtoull(a + strlen("a timer run of "), NULL, 10) : 0;
     return in_pieces(piece, part, 32) && !(split && part >= split);
 }
 

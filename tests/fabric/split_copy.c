@@ -1,8 +1,8 @@
 /* Split copies (2 ranks, fabric transport; fabric_wire.h): over shm a
- * message of 64 KiB or more goes as a tail the receiver copies and a head
- * the sender copies in its progress, then a notice; the receiver reports the
- * message when both are in. Sizes at the edge (64 KiB - 64 bytes whole, 64
- * KiB and an odd length split), a message per partition (policy none: each
+ * message of 1 MiB or more (a timer run of 64 KiB or more) goes as a tail the
+ * receiver copies and a head the sender copies, then a notice; the receiver
+ * reports the message when both are in. Sizes at the edge (1 MiB - 64 bytes
+ * whole, 1 MiB and an odd length split), a message per partition (policy none: each
  * one split), several rounds with new contents, checked byte by byte as
  * soon as MPI_Parrived reports a partition and again after MPI_Wait; a
  * non-contiguous type (both sides staged); a rank sending 1 MiB to itself
@@ -22,7 +22,8 @@
 #include "fabric_round.h"
 
 #define ROUNDS 3
-#define SPLIT_MIN 65536
+#define SPLIT_MIN (1 << 20)   /* a message's */
+#define RUN_SPLIT_MIN 65536   /* a timer run's */
 
 static unsigned char byte_of(size_t i, int round) { return (unsigned char)(i * 11 + (size_t)round * 57 + 3); }
 
@@ -118,7 +119,7 @@ static long writes_last_round(MPI_Request req)
  * in that call: the early half goes as a run), then marks the rest (under
  * the timer each partition alone, a run of one). Every byte checked as in
  * rounds_of. Under the timer with split copies, every write of the last
- * round, runs too, is at least part >= SPLIT_MIN bytes, so each must have
+ * round is a run of at least part >= RUN_SPLIT_MIN bytes, so each must have
  * gone split. With a pause, the sender waits that long before MPI_Wait. */
 static void late_half(int rank, int on, size_t part, int parts)
 {
@@ -158,7 +159,8 @@ static void late_half(int rank, int on, size_t part, int parts)
         long wrong = wrong_bytes(buf, 0, bytes, round);
         CHECK(early == 0, "half late, %d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so",
               parts, part, round, early);
-        CHECK(wrong == 0, "half late, %d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round, wrong);
+        CHECK(wrong == 0, "half late, %d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round,
+              wrong);
     }
     if (rank == 0) {
         long split = split_so_far(req), writes = writes_last_round(req);
@@ -248,11 +250,11 @@ int main(int argc, char **argv)
     int on = !strcmp(argv[1], "on");
     rounds_of(rank, on, SPLIT_MIN - 64, 1); /* below the split size: one write */
     rounds_of(rank, on, SPLIT_MIN, 1);
-    rounds_of(rank, on, 21846, 3);          /* 65538 bytes: head and tail of odd lengths */
-    rounds_of(rank, on, (size_t)1 << 20, 4);
-    rounds_of(rank, on, SPLIT_MIN - 64, 4); /* messages of a partition each (none) under the size */
+    rounds_of(rank, on, 349526, 3);         /* 1048578 bytes: head and tail of odd lengths */
+    rounds_of(rank, on, SPLIT_MIN, 4);
+    rounds_of(rank, on, RUN_SPLIT_MIN, 4);  /* messages of a partition each (none) under the size */
     rounds_of(rank, on, ((size_t)3 << 20) + 8, 2);
-    late_half(rank, on, SPLIT_MIN, 4);      /* late runs whose heads MPI_Pready copies */
+    late_half(rank, on, RUN_SPLIT_MIN, 4);  /* late runs whose heads MPI_Pready copies */
     late_half(rank, on, (size_t)1 << 18, 4); /* and whose heads progress copies */
     strided(rank, 1 << 15);                 /* 128 KiB of ints packed */
     to_self(on);

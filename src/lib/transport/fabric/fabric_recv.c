@@ -85,7 +85,7 @@ static int count_pieces(pt_fab_recv *t, size_t piece)
 
 int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
 {
-    if (!t->piece && !t->split_min)
+    if (!t->piece && !t->split_min && !t->run_split_min)
         return 1;
     size_t len;
     unsigned char *in;
@@ -103,7 +103,7 @@ int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
         len = (size_t)count * t->part_bytes;
         in = &t->run_pieces[first];
     }
-    unsigned n = pt_fab_is_split(len, t->split_min) ? 2 : pt_fab_pieces(len, t->piece, run);
+    unsigned n = pt_fab_splits(len, run, t->split_min, t->run_split_min) ? 2 : pt_fab_pieces(len, t->piece, run);
     if (n > 1 && ++*in < n)
         return 0;
     *in = 0;
@@ -124,7 +124,8 @@ static void connect(pt_fab_recv *t)
     }
     const char *provider = h->cand[0].provider;
     t->split_min = h->split_min;
-    if ((h->piece || h->split_min) && !count_pieces(t, h->piece)) {
+    t->run_split_min = h->run_split_min;
+    if ((h->piece || h->split_min || h->run_split_min) && !count_pieces(t, h->piece)) {
         fail(t, "fabric transport: out of memory for counting the sender's pieces%s", "");
         reply(t, PT_FAB_ST_REGISTER);
         return;

@@ -180,16 +180,6 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * (4 threads, one 1 ms late, 6 launches). */
 #define PT_FAB_POLL_IN_PREADY_MAX ((size_t)64 << 10)
 
-/* The largest split message (fabric_split.c) whose head the MPI_Pready that
- * posts its tail copies at once; larger heads wait for the sender's next
- * progress. A head left to progress waits for the marking thread to reach
- * MPI_Wait: 4 threads, one 1 ms late, a message per partition (none), shm,
- * 8 launches: at 64 KiB messages the last one came 31 us after the last mark
- * [27-44] against 15 [12-42] for a whole write the receiver copies. Here
- * the copy is 32 KiB at most (MPI_Pready over MPI copies the whole 64 KiB
- * eagerly). */
-#define PT_FAB_HEAD_IN_PREADY_MAX PT_FAB_POLL_IN_PREADY_MAX
-
 /* Queue bytes [offset, offset + len) with its immediate; post it if it may go. */
 static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uint64_t low)
 {
@@ -202,7 +192,7 @@ static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uin
         s->queue[s->qtail++] = (pt_fab_pending){.offset = offset, .len = len, .kind = kind, .low = low};
         rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(s) : 0;
         if (rc == 0)
-            rc = pt_fab_split_heads(s, PT_FAB_HEAD_IN_PREADY_MAX);
+            rc = pt_fab_split_heads(s, 1);
     }
     pthread_mutex_unlock(&s->qlock);
     if (rc)
@@ -281,7 +271,7 @@ void pt_fab_send_help(pt_fab_send *s)
         return; /* its own progress is at it */
     int rc = advance(s);
     if (rc == 0)
-        rc = pt_fab_split_heads(s, SIZE_MAX);
+        rc = pt_fab_split_heads(s, 0);
     pthread_mutex_unlock(&s->qlock);
     if (rc)
         pt_fab_send_failed(s, rc);
@@ -315,7 +305,7 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     take_refusal(req);
     int rc = advance(s);
     if (rc == 0)
-        rc = pt_fab_split_heads(s, SIZE_MAX);
+        rc = pt_fab_split_heads(s, 0);
     *done = all_issued && s->qhead == s->qtail && s->head_next == s->qhead &&
             atomic_load_explicit(&s->completed, memory_order_acquire) ==
                 atomic_load_explicit(&s->posted, memory_order_acquire);
@@ -396,8 +386,11 @@ int pt_fab_send_init(pt_request *req)
     s->piece = pt_fab_piece_size(s->ctx, pt_fab_pieces_wanted());
     s->early_write = pt_fab_early_split(s->peer) ? PT_FAB_EARLY_WRITE : 0;
     h->piece = (uint32_t)s->piece;
-    s->split_min = pt_fab_split_copy_wanted() && !strcmp(provider, "shm") ? PT_FAB_SPLIT_MIN : 0;
+    int split = pt_fab_split_copy_wanted() && !strcmp(provider, "shm");
+    s->split_min = split ? PT_FAB_SPLIT_MIN : 0;
+    s->run_split_min = split ? PT_FAB_RUN_SPLIT_MIN : 0;
     h->split_min = (uint32_t)s->split_min;
+    h->run_split_min = (uint32_t)s->run_split_min;
     snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);
     const void *name;
     h->cand[0].namelen = (uint32_t)pt_fab_name(s->ctx, &name);
@@ -456,11 +449,16 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                                  "writes of this layout went in pieces so far",
                                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));
-    if (n >= 0 && (size_t)n < len && s->split_min)
-        n += snprintf(text + n, len - (size_t)n, "; a message or run of %zu bytes or more is copied by both sides, "
-                      "the receiver the second half, this side the first (in MPI_Pready up to %zu bytes, else in its "
-                      "progress after it; %ld so far)",
-                      s->split_min, PT_FAB_HEAD_IN_PREADY_MAX, atomic_load_explicit(&s->split, memory_order_relaxed));
+    if (n >= 0 && (size_t)n < len && s->split_min) {
+        char where[64] = "";
+        if (s->piece)
+            snprintf(where, sizeof where, "in MPI_Pready for a run of up to %zu bytes, else ",
+                     pt_fab_largest_in_pieces(s->piece, 1));
+        n += snprintf(text + n, len - (size_t)n, "; a message of %zu bytes or more and a timer run of %zu bytes or "
+                      "more are copied by both sides, the receiver the second half, this side the first (%sin its "
+                      "progress after MPI_Pready; %ld so far)",
+                      s->split_min, s->run_split_min, where, atomic_load_explicit(&s->split, memory_order_relaxed));
+    }
     if (n >= 0 && (size_t)n < len && req->u.s.split && s->early_write)
         n += snprintf(text + n, len - (size_t)n, "; the runs sent when marking stalls are cut into writes of "
                       "whole partitions, %zu bytes or more each", s->early_write);

@@ -3,11 +3,10 @@
  * as a write with the immediate, which the receiver's progress copies; the
  * head as a plain write the sender copies itself; and after the head's
  * local completion an empty control message with the same immediate tells
- * the receiver that the head is in. The head of a message of up to 64 KiB
- * (a run of up to 128 KiB: head_limit) is copied in the MPI_Pready that
- * posts the tail (MPI's own MPI_Pready copies such a message whole,
- * eagerly); a larger one in the sender's next progress (a head of a 4 MiB
- * message is a 2 MiB copy). */
+ * the receiver that the head is in. The head of a run of up to 128 KiB
+ * (in_pready_most) is copied in the MPI_Pready that posts the tail; that of
+ * a longer run, and every message's (1 MiB or more), in the sender's next
+ * progress (a head of a 4 MiB message is a 2 MiB copy). */
 #include "transport/fabric/fabric_transport.h"
 
 /* Context lock held: the notice of item's head; 0 or -FI_EAGAIN. */
@@ -73,22 +72,21 @@ static int retry_notices(pt_fab_send *s)
     return 0;
 }
 
-/* The largest item whose head this call copies: a message's up to most; a
- * run's, when most is MPI_Pready's, up to the largest run that goes in
- * injected pieces when copies are not split (MPI_Pready copied all of such a
- * run's bytes into the provider's buffers then, half of them here). A run's
- * head left to progress waits for the marking thread's MPI_Wait: under the
- * timer, 1 MiB in 8 partitions with a 1 ms laggard (its partitions alone,
- * runs of 128 KiB), 10 launches against the library that sent runs in
- * pieces, perceived bandwidth 0.92x with such heads left to progress, 2.17x
- * with them copied here. */
-static size_t head_limit(const pt_fab_send *s, const pt_fab_pending *it, size_t most)
+/* The largest item whose head MPI_Pready copies: a run up to the largest run
+ * that goes in injected pieces when copies are not split (MPI_Pready copied
+ * all of such a run's bytes into the provider's buffers then, half of them
+ * here); no message (1 MiB or more: a head of 512 KiB or more). A run's head
+ * left to progress waits for the marking thread's MPI_Wait: under the timer,
+ * 1 MiB in 8 partitions with a 1 ms laggard (its partitions alone, runs of
+ * 128 KiB), 10 launches against the library that sent runs in pieces,
+ * perceived bandwidth 0.92x with such heads left to progress, 2.17x with
+ * them copied here. */
+static size_t in_pready_most(const pt_fab_send *s, const pt_fab_pending *it)
 {
-    size_t pieced = s->piece ? pt_fab_largest_in_pieces(s->piece, 1) : 0;
-    return it->kind == PT_IMM_RUN && pieced > most ? pieced : most;
+    return it->kind == PT_IMM_RUN && s->piece ? pt_fab_largest_in_pieces(s->piece, 1) : 0;
 }
 
-int pt_fab_split_heads(pt_fab_send *s, size_t most)
+int pt_fab_split_heads(pt_fab_send *s, int in_pready)
 {
     skip_whole(s);
     if (s->head_next == s->qhead && atomic_load_explicit(&s->notices_owed, memory_order_relaxed) == 0)
@@ -98,7 +96,7 @@ int pt_fab_split_heads(pt_fab_send *s, size_t most)
     for (; rc == 0 && s->head_next < s->qhead; skip_whole(s)) {
         int item = s->head_next, n = atomic_load_explicit(&s->posted, memory_order_relaxed);
         const pt_fab_pending *it = &s->queue[item];
-        if (it->len > head_limit(s, it, most))
+        if (in_pready && it->len > in_pready_most(s, it))
             break; /* in order: this one and those after it wait for progress */
         pt_fab_wop *w = &s->wops[n];
         w->op.done = head_done;

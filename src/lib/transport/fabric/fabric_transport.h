@@ -22,10 +22,10 @@
  *            immediate (a write of a few inject sizes comes as injected
  *            pieces, which it counts: fabric_wire.h); the request's progress
  *            turns them into the upcalls pt_recv_message_done / pt_recv_parts_in.
- *   split    Over shm a message or run of 64 KiB or more goes as a tail the
- *            receiver copies and a head the sender copies (in MPI_Pready up
- *            to 64 KiB, a run's up to 128 KiB, else in its progress), then a
- *            notice (fabric_split.c, fabric_wire.h).
+ *   split    Over shm a message of 1 MiB or more, or a timer run of 64 KiB
+ *            or more, goes as a tail the receiver copies and a head the
+ *            sender copies (in MPI_Pready for a run of up to 128 KiB, else in
+ *            its progress), then a notice (fabric_split.c, fabric_wire.h).
  *   sender   The round is complete locally when every write posted in it has
  *            its local completion. A non-contiguous type is packed into a
  *            staging buffer, each message's partitions just before it goes. */
@@ -95,11 +95,13 @@ typedef struct pt_fab_send {
     size_t piece;             /* bytes of a piece (fabric_wire.h), 0: every write goes whole */
     size_t early_write;       /* bytes per write of a stall's runs (PT_FAB_EARLY_WRITE), 0: whole */
     atomic_long pieced;       /* writes that went in pieces (Partita_Request_why) */
-    size_t split_min;         /* messages of this many bytes or more are copied by both sides (fabric_split.c), 0: none */
+    size_t split_min;         /* messages of this many bytes or more are copied by both sides (fabric_split.c),
+                                 0: none */
+    size_t run_split_min;     /* timer runs of this many bytes or more too, 0: none */
     int head_next;            /* the queue's items before it have their heads out or have none (whole writes);
-                                 split messages from it up to qhead have only their tails out */
+                                 split items from it up to qhead have only their tails out */
     atomic_int notices_owed;  /* heads written whose notice is still to be posted */
-    atomic_long split;        /* messages copied by both sides so far (Partita_Request_why) */
+    atomic_long split;        /* messages and runs copied by both sides so far (Partita_Request_why) */
     char *staging;            /* non-contiguous types: packed here */
     pt_fab_mr mr;             /* of src, when the provider wants local registration */
     atomic_int credits;       /* rounds granted */
@@ -158,6 +160,7 @@ typedef struct pt_fab_recv {
      * lock; back to 0 when the write is whole, so no reset per round). */
     size_t piece;
     size_t split_min;         /* messages of this many bytes or more come as two completions (fabric_wire.h) */
+    size_t run_split_min;     /* and runs of this many */
     size_t *tstart, part_bytes;
     unsigned char *msg_pieces, *run_pieces;
 } pt_fab_recv;
@@ -179,15 +182,14 @@ static inline uint64_t pt_fab_item_imm(const pt_fab_send *s, const pt_fab_pendin
 /* Whether a queued item, a message or a run, goes split (fabric_wire.h). */
 static inline int pt_fab_item_split(const pt_fab_send *s, const pt_fab_pending *it)
 {
-    return pt_fab_is_split(it->len, s->split_min);
+    return pt_fab_splits(it->len, it->kind == PT_IMM_RUN, s->split_min, s->run_split_min);
 }
 /* fabric_split.c (s's qlock held): post a split item's tail, the part the
  * receiver copies (op: the tail's completion), and the heads this side
- * copies, in order, of messages of up to most bytes (SIZE_MAX from the
- * sender's progress, PT_FAB_HEAD_IN_PREADY_MAX from MPI_Pready, where runs
- * of up to the largest run in pieces go too). */
+ * copies, in order: every one from the sender's progress; from MPI_Pready
+ * (in_pready) only those of runs of up to the largest run in pieces. */
 int pt_fab_split_tail(pt_fab_send *s, const pt_fab_pending *it, uint64_t imm, pt_fab_op *op);
-int pt_fab_split_heads(pt_fab_send *s, size_t most);
+int pt_fab_split_heads(pt_fab_send *s, int in_pready);
 /* PARTITA_FABRIC_SPLIT_COPY: 1 (the default) or 0, read in MPI_Init. */
 int pt_fab_split_copy_wanted(void);
 void pt_fab_send_destroy(struct pt_request *req);

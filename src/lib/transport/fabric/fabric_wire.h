@@ -74,20 +74,33 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
 /* Split copies. Over shm a write with remote data is copied by the
  * receiver's progress (the provider's CMA path, process_vm_readv there),
  * while a plain write is copied by the writer in the call. A message or a
- * run of at least the split size the sender names in its hello goes as its
+ * run of at least the split sizes the sender names in its hello goes as its
  * tail [head, len) in one write with the immediate, which the receiver
  * copies, and its head [0, head) in a plain write the sender copies (in
- * MPI_Pready for a message of up to 64 KiB or a run of up to 128 KiB, else
- * in its next progress: fabric_split.c), followed, once that write has
- * completed locally, by an empty control message with the same immediate:
- * the receiver reports the message or run at the second of the two (a run's
- * count kept by its first partition, as for pieces). The two halves
- * move on both cores at once: 128 KiB from one process into another took
- * 7.6 us copied by one side, 4.9 us half by each (process_vm_writev and
- * _readv here; docs/library.md, "Both sides copy"). */
-#define PT_FAB_SPLIT_MIN ((size_t)64 << 10)
+ * MPI_Pready for a run of up to 128 KiB, else in its next progress:
+ * fabric_split.c), followed, once that write has completed locally, by an
+ * empty control message with the same immediate: the receiver reports the
+ * message or run at the second of the two (a run's count kept by its first
+ * partition, as for pieces). The two halves move on both cores at once (4
+ * MiB from one process into another: 448 us copied by one side, 253 half by
+ * each), but the head's lines end up in the sender's cache, where the
+ * receiver's next access to them (its MPI_Send's or its own reads) has to
+ * fetch them: a message splits from 1 MiB, where it paid in the round's time
+ * (docs/library.md, "Both sides copy"); below, one write the receiver copies
+ * was faster (64-256 KiB: 0.69-0.75 of the split's time). A timer run, sent
+ * only when marking stalls (a laggard), splits from 64 KiB: under a laggard
+ * that was faster than pieces (both sides copy every byte) up to 128 KiB and
+ * than one write above ("Runs copied by both sides"). */
+#define PT_FAB_SPLIT_MIN ((size_t)1 << 20)
+#define PT_FAB_RUN_SPLIT_MIN ((size_t)64 << 10)
 static inline size_t pt_fab_split_head(size_t len) { return (len / 2) & ~(size_t)63; }
 static inline int pt_fab_is_split(size_t len, size_t split_min) { return split_min && len >= split_min; }
+/* By the rule above, for both sides: a write of len bytes (a run's: run),
+ * with the sender's split sizes. */
+static inline int pt_fab_splits(size_t len, int run, size_t split_min, size_t run_split_min)
+{
+    return pt_fab_is_split(len, run ? run_split_min : split_min);
+}
 
 /* The piece size a sender names in its hello: its provider's inject size when
  * pieces are wanted (PARTITA_FABRIC_PIECES) and that size is large enough. */
@@ -125,6 +138,7 @@ typedef struct pt_fab_hello {
     uint32_t reply_tag;  /* for a reply over MPI, if the transport uses one */
     uint32_t piece;      /* bytes of a piece (0: every write goes whole) */
     uint32_t split_min;  /* messages of this many bytes or more come split (0: none) */
+    uint32_t run_split_min; /* and runs of this many (0: none) */
     struct {
         char provider[PT_FAB_PROV_MAX];
         uint32_t namelen;
