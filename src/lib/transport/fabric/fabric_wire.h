@@ -83,9 +83,9 @@ static inline unsigned pt_fab_pieces(size_t len, size_t piece, int run)
  * message or run at the second of the two (a run's count kept by its first
  * partition, as for pieces). The two halves move on both cores at once (4
  * MiB from one process into another: 448 us copied by one side, 253 half by
- * each), but the head's lines end up in the sender's cache, where the
- * receiver's next access to them (its MPI_Send's or its own reads) has to
- * fetch them: a message splits from 1 MiB, where it paid in the round's time
+ * each), but (likely) the head's lines end up in the sender's cache, where
+ * the receiver's next access to them (its MPI_Send's or its own reads) has
+ * to fetch them: a message splits from 1 MiB, where it paid in the round's time
  * (docs/library.md, "Both sides copy"); below, one write the receiver copies
  * was faster (64-256 KiB: 0.69-0.75 of the split's time). A timer run, sent
  * only when marking stalls (a laggard), splits from 64 KiB: under a laggard
