@@ -45,30 +45,85 @@ static long wrong_bytes(const unsigned char *buf, size_t from, size_t to, int ro
     return wrong;
 }
 
-/* ROUNDS rounds of parts partitions of part bytes; on the sender, the split
- * messages its why text counts against what the policy makes them. */
 static long pause_ms; /* of the sender, before MPI_Wait */
 
-static void rounds_of(int rank, int on, size_t part, int parts)
+/* The sender's writes in its last round, by its why text. */
+static long writes_last_round(MPI_Request req)
+{
+    char why[2048];
+    OK(Partita_Request_why(req, why, sizeof why));
+    return ptest_number_before(why, " writes in the current or last round");
+}
+
+/* What the sender's why text must count after rounds_of: the split messages
+ * the policy makes (bulk: one a round, none: one a partition; the other
+ * policies' layouts are checked by their bytes only). */
+static void expect_split_messages(MPI_Request req, int on, size_t part, int parts)
+{
+    size_t bytes = part * (size_t)parts;
+    long split = split_so_far(req), want = -1;
+    if (on && ptest_policy_is("bulk"))
+        want = bytes >= SPLIT_MIN ? ROUNDS : 0;
+    else if (on && ptest_policy_is("none"))
+        want = part >= SPLIT_MIN ? (long)parts * ROUNDS : 0;
+    if (!on)
+        CHECK(split == -1, "no message should be split, but %ld were", split);
+    else if (want >= 0)
+        CHECK(split == want, "%d partitions of %zu bytes: %ld split messages, not %ld", parts, part, split, want);
+}
+
+/* The same after late rounds: under the timer with split copies every write
+ * of the last round is a run of at least part >= RUN_SPLIT_MIN bytes, so
+ * each must have gone split (split_before: the count before that round). */
+static void expect_split_runs(MPI_Request req, int on, size_t part, int parts, long split_before)
+{
+    long split = split_so_far(req), writes = writes_last_round(req);
+    if (!on)
+        CHECK(split == -1, "half late: no write should be split, but %ld were", split);
+    else if (ptest_policy_is("timer")) {
+        CHECK(writes > 1, "half late, %d partitions of %zu bytes: the timer sent the last round in %ld write(s), "
+              "not in runs", parts, part, writes);
+        CHECK(split - split_before == writes, "half late, %d partitions of %zu bytes: %ld of the last round's %ld "
+              "writes split", parts, part, split - split_before, writes);
+    }
+}
+
+#define LATE_POLL_US 3000
+
+/* ROUNDS rounds of parts partitions of part bytes, every byte checked as soon
+ * as MPI_Parrived reports a partition and again after MPI_Wait. With late,
+ * the sender marks the first half, then polls its request with MPI_Test for
+ * LATE_POLL_US (the timer splits the stalled group in that call: the early
+ * half goes as a run), then marks the rest (under the timer each partition
+ * alone, a run of one). With a pause, the sender first takes the round's
+ * credit and waits that long before MPI_Wait (the file's header). */
+static void rounds_of(int rank, int on, size_t part, int parts, int late)
 {
     size_t bytes = part * (size_t)parts;
     unsigned char *buf = malloc(bytes);
     CHECK(buf != NULL, "out of memory for %zu bytes", bytes);
     MPI_Request req;
-    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, 7, MPI_INFO_NULL, &req);
+    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, late ? 10 : 7, MPI_INFO_NULL, &req);
+    const char *what = late ? "half late, " : "";
+    long split_before = 0;
     for (int round = 0; round < ROUNDS; round++) {
         if (rank == 0) {
             for (size_t i = 0; i < bytes; i++)
                 buf[i] = byte_of(i, round);
+            split_before = split_so_far(req);
             OK(MPI_Start(&req));
+            int flag;
             if (pause_ms) {
-                int flag;
                 OK(MPI_Barrier(MPI_COMM_WORLD));
                 OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* reads the credit the receiver sent */
             }
-            for (int p = 0; p < parts; p++)
+            for (int p = 0; p < parts; p++) {
+                if (late && p == parts / 2)
+                    for (double end = ptest_now_s() + LATE_POLL_US * 1e-6; ptest_now_s() < end;)
+                        OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* half is not marked: never complete */
                 OK(MPI_Pready(p, req));
-            if (pause_ms)
+            }
+            if (pause_ms) /* heads left to progress go only in MPI_Wait (no progress thread) */
                 ptest_pause_us(pause_ms * 1000);
             OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
             continue;
@@ -84,94 +139,16 @@ static void rounds_of(int rank, int on, size_t part, int parts)
         }
         OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
         long wrong = wrong_bytes(buf, 0, bytes, round);
-        CHECK(early == 0, "%d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so", parts,
-              part, round, early);
-        CHECK(wrong == 0, "%d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round, wrong);
+        CHECK(early == 0, "%s%d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so", what,
+              parts, part, round, early);
+        CHECK(wrong == 0, "%s%d partitions of %zu bytes, round %d: %ld wrong bytes", what, parts, part, round, wrong);
     }
     if (rank == 0) {
         fabric_expect_transport(req);
-        long split = split_so_far(req), want = -1;
-        if (on && ptest_policy_is("bulk"))
-            want = bytes >= SPLIT_MIN ? ROUNDS : 0;
-        else if (on && ptest_policy_is("none"))
-            want = part >= SPLIT_MIN ? (long)parts * ROUNDS : 0;
-        if (!on)
-            CHECK(split == -1, "no message should be split, but %ld were", split);
-        else if (want >= 0)
-            CHECK(split == want, "%d partitions of %zu bytes: %ld split messages, not %ld", parts, part, split, want);
-    }
-    OK(MPI_Request_free(&req));
-    free(buf);
-}
-
-/* The sender's writes in its last round, by its why text. */
-static long writes_last_round(MPI_Request req)
-{
-    char why[2048];
-    OK(Partita_Request_why(req, why, sizeof why));
-    return ptest_number_before(why, " writes in the current or last round");
-}
-
-#define LATE_POLL_US 3000
-
-/* ROUNDS rounds in which the sender marks the first half, then polls its
- * request with MPI_Test for LATE_POLL_US (the timer splits the stalled group
- * in that call: the early half goes as a run), then marks the rest (under
- * the timer each partition alone, a run of one). Every byte checked as in
- * rounds_of. Under the timer with split copies, every write of the last
- * round is a run of at least part >= RUN_SPLIT_MIN bytes, so each must have
- * gone split. With a pause, the sender waits that long before MPI_Wait. */
-static void late_half(int rank, int on, size_t part, int parts)
-{
-    size_t bytes = part * (size_t)parts;
-    unsigned char *buf = malloc(bytes);
-    CHECK(buf != NULL, "out of memory for %zu bytes", bytes);
-    MPI_Request req;
-    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, 10, MPI_INFO_NULL, &req);
-    long split_before = 0;
-    for (int round = 0; round < ROUNDS; round++) {
-        if (rank == 0) {
-            for (size_t i = 0; i < bytes; i++)
-                buf[i] = byte_of(i, round);
-            split_before = split_so_far(req);
-            OK(MPI_Start(&req));
-            for (int p = 0; p < parts; p++) {
-                if (p == parts / 2) {
-                    int flag;
-                    for (double end = ptest_now_s() + LATE_POLL_US * 1e-6; ptest_now_s() < end;)
-                        OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); /* half is not marked: never complete */
-                }
-                OK(MPI_Pready(p, req));
-            }
-            if (pause_ms) /* heads left to progress go only in MPI_Wait (no progress thread) */
-                ptest_pause_us(pause_ms * 1000);
-            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-            continue;
-        }
-        memset(buf, 0, bytes);
-        OK(MPI_Start(&req));
-        long early = 0;
-        for (int p = 0; p < parts; p++) {
-            ptest_parrived_loop(req, p);
-            early += wrong_bytes(buf, (size_t)p * part, (size_t)(p + 1) * part, round);
-        }
-        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        long wrong = wrong_bytes(buf, 0, bytes, round);
-        CHECK(early == 0, "half late, %d partitions of %zu bytes, round %d: %ld bytes not in when MPI_Parrived said so",
-              parts, part, round, early);
-        CHECK(wrong == 0, "half late, %d partitions of %zu bytes, round %d: %ld wrong bytes", parts, part, round,
-              wrong);
-    }
-    if (rank == 0) {
-        long split = split_so_far(req), writes = writes_last_round(req);
-        if (!on)
-            CHECK(split == -1, "half late: no write should be split, but %ld were", split);
-        else if (ptest_policy_is("timer")) {
-            CHECK(writes > 1, "half late, %d partitions of %zu bytes: the timer sent the last round in %ld write(s), "
-                  "not in runs", parts, part, writes);
-            CHECK(split - split_before == writes, "half late, %d partitions of %zu bytes: %ld of the last round's %ld "
-                  "writes split", parts, part, split - split_before, writes);
-        }
+        if (late)
+            expect_split_runs(req, on, part, parts, split_before);
+        else
+            expect_split_messages(req, on, part, parts);
     }
     OK(MPI_Request_free(&req));
     free(buf);
@@ -248,14 +225,14 @@ int main(int argc, char **argv)
         (argc == 3 && (pause_ms = atol(argv[2])) <= 0))
         ptest_usage("usage: partita-test-fabric-split-copy on|off [PAUSE_MS > 0]");
     int on = !strcmp(argv[1], "on");
-    rounds_of(rank, on, SPLIT_MIN - 64, 1); /* below the split size: one write */
-    rounds_of(rank, on, SPLIT_MIN, 1);
-    rounds_of(rank, on, 349526, 3);         /* 1048578 bytes: head and tail of odd lengths */
-    rounds_of(rank, on, SPLIT_MIN, 4);
-    rounds_of(rank, on, RUN_SPLIT_MIN, 4);  /* messages of a partition each (none) under the size */
-    rounds_of(rank, on, ((size_t)3 << 20) + 8, 2);
-    late_half(rank, on, RUN_SPLIT_MIN, 4);  /* late runs whose heads MPI_Pready copies */
-    late_half(rank, on, (size_t)1 << 18, 4); /* and whose heads progress copies */
+    rounds_of(rank, on, SPLIT_MIN - 64, 1, 0); /* below the split size: one write */
+    rounds_of(rank, on, SPLIT_MIN, 1, 0);
+    rounds_of(rank, on, 349526, 3, 0);         /* 1048578 bytes: head and tail of odd lengths */
+    rounds_of(rank, on, SPLIT_MIN, 4, 0);
+    rounds_of(rank, on, RUN_SPLIT_MIN, 4, 0);  /* messages of a partition each (none) under the size */
+    rounds_of(rank, on, ((size_t)3 << 20) + 8, 2, 0);
+    rounds_of(rank, on, RUN_SPLIT_MIN, 4, 1);  /* late runs whose heads MPI_Pready copies */
+    rounds_of(rank, on, (size_t)1 << 18, 4, 1); /* and whose heads progress copies */
     strided(rank, 1 << 15);                 /* 128 KiB of ints packed */
     to_self(on);
     return ptest_finish("fabric-split-copy");
