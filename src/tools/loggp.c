@@ -236,8 +236,9 @@ static int by_size(const void *a, const void *b)
 
 /* The powers of two from min to max, and the last size of each segment the
  * transport's known switches end (within [min, max]), ascending: a known
- * segment between two powers of two (shm's 16-64 KiB before split copies:
- * only 32 KiB) would otherwise have one size and no bandwidth term. */
+ * segment between two powers of two (shm's 16-64 KiB while messages split
+ * from 64 KiB: only 32 KiB) would otherwise have one size and no bandwidth
+ * term. */
 static size_t sweep_sizes(size_t min, size_t max, const size_t *known, int nknown, size_t sizes[MAX_SIZES])
 {
     size_t n = 0;

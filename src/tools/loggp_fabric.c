@@ -251,8 +251,7 @@ const loggp_channel *loggp_fabric_open(loggp_probe *p, size_t client_bytes, size
         return NULL;
     }
     piece = pt_fab_piece_size(st.ctx, pieces_wanted);
-    /* as the transport's sender decides (fabric_send.c) */
-    split_min = split_wanted && !strcmp(provider, "shm") ? PT_FAB_SPLIT_MIN : 0;
+    split_min = pt_fab_split_size(provider, split_wanted, 0); /* the probe sends messages only */
     exchange mine = {.base = st.mr.base, .key = st.mr.key, .piece = piece, .split_min = split_min}, theirs;
     const void *name;
     mine.namelen = (uint32_t)pt_fab_name(st.ctx, &name);

@@ -5,10 +5,19 @@
  * the costs the planner plans with. */
 #include "transport/fabric/fabric_wire.h"
 
+#include <string.h>
+
 size_t pt_fab_piece_size(const pt_fab_ctx *ctx, int wanted)
 {
     size_t inject = pt_fab_inject_size(ctx);
     return wanted && inject >= PT_FAB_PIECE_MIN ? inject : 0;
+}
+
+size_t pt_fab_split_size(const char *provider, int wanted, int run)
+{
+    if (!wanted || strcmp(provider, "shm"))
+        return 0;
+    return run ? PT_FAB_RUN_SPLIT_MIN : PT_FAB_SPLIT_MIN;
 }
 
 int pt_fab_put(pt_fab_ctx *ctx, const pt_fab_put_write *w, size_t *sent, pt_fab_op *op, int *completes)

@@ -386,9 +386,8 @@ int pt_fab_send_init(pt_request *req)
     s->piece = pt_fab_piece_size(s->ctx, pt_fab_pieces_wanted());
     s->early_write = pt_fab_early_split(s->peer) ? PT_FAB_EARLY_WRITE : 0;
     h->piece = (uint32_t)s->piece;
-    int split = pt_fab_split_copy_wanted() && !strcmp(provider, "shm");
-    s->split_min = split ? PT_FAB_SPLIT_MIN : 0;
-    s->run_split_min = split ? PT_FAB_RUN_SPLIT_MIN : 0;
+    s->split_min = pt_fab_split_size(provider, pt_fab_split_copy_wanted(), 0);
+    s->run_split_min = pt_fab_split_size(provider, pt_fab_split_copy_wanted(), 1);
     h->split_min = (uint32_t)s->split_min;
     h->run_split_min = (uint32_t)s->run_split_min;
     snprintf(h->cand[0].provider, sizeof h->cand[0].provider, "%s", provider);

@@ -105,6 +105,10 @@ static inline int pt_fab_splits(size_t len, int run, size_t split_min, size_t ru
 /* The piece size a sender names in its hello: its provider's inject size when
  * pieces are wanted (PARTITA_FABRIC_PIECES) and that size is large enough. */
 size_t pt_fab_piece_size(const pt_fab_ctx *ctx, int wanted);
+/* The split size a sender names in its hello for messages, or for runs (run):
+ * by the rule above over shm when split copies are wanted
+ * (PARTITA_FABRIC_SPLIT_COPY), else 0 (none). */
+size_t pt_fab_split_size(const char *provider, int wanted, int run);
 
 /* One write of len bytes from src (registered as desc) to raddr on dest, with
  * immediate imm, split by the rule above with this piece size. */
