@@ -258,6 +258,7 @@ int pt_fab_recv_start(pt_request *req)
     try_connect(t);
     grant(t);
     pthread_mutex_unlock(&t->lock);
+    pt_fab_wake(); /* the round's writes may come while the application is elsewhere */
     return MPI_SUCCESS;
 }
 
@@ -296,14 +297,16 @@ int pt_fab_recv_progress(pt_request *req, int lo, int hi)
     return MPI_SUCCESS;
 }
 
-void pt_fab_recv_help(pt_fab_recv *t, int with_mpi)
+int pt_fab_recv_help(pt_fab_recv *t, int with_mpi)
 {
     if (pthread_mutex_trylock(&t->lock))
-        return;
+        return 1;
     if (with_mpi)
         try_connect(t);
     grant(t);
+    int owes = t->reply_due || t->credit_due;
     pthread_mutex_unlock(&t->lock);
+    return owes;
 }
 
 int pt_fab_recv_settled(const pt_request *req)

@@ -265,16 +265,21 @@ int pt_fab_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
     return MPI_SUCCESS;
 }
 
-void pt_fab_send_help(pt_fab_send *s)
+int pt_fab_send_help(pt_fab_send *s)
 {
     if (pthread_mutex_trylock(&s->qlock))
-        return; /* its own progress is at it */
+        return 1; /* its own progress is at it */
     int rc = advance(s);
     if (rc == 0)
         rc = pt_fab_split_heads(s, 0);
+    int owes = s->qhead != s->qtail || s->head_next != s->qhead ||
+               atomic_load_explicit(&s->notices_owed, memory_order_relaxed) > 0 ||
+               atomic_load_explicit(&s->completed, memory_order_acquire) !=
+                   atomic_load_explicit(&s->posted, memory_order_acquire);
     pthread_mutex_unlock(&s->qlock);
     if (rc)
         pt_fab_send_failed(s, rc);
+    return owes;
 }
 
 int pt_fab_send_finish_group(pt_request *req, int g)
@@ -295,6 +300,7 @@ void pt_fab_send_start(pt_request *req)
     atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
     atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
     pthread_mutex_unlock(&s->qlock);
+    pt_fab_wake(); /* its credit may come while the application is elsewhere */
 }
 
 int pt_fab_send_progress(pt_request *req, int all_issued, int *done)

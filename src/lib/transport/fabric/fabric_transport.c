@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "request/request.h"
 #include "request/settings.h"
 #include "transport/fabric/fabric_ids.h"
 
@@ -283,20 +284,32 @@ static void fab_disconnect(void)
 
 static int fab_pending(void) { return atomic_load_explicit(&live_count, memory_order_relaxed) > 0; }
 
-/* Help every live request (with_mpi: from an application thread). */
-static void help_all(int with_mpi)
+/* Whether the request a live state belongs to is in a round. */
+static int in_round(void *obj)
 {
-    int n = pt_fab_poll_all(64);
+    const struct pt_request *req =
+        *(int *)obj == PT_FAB_SENDER ? ((pt_fab_send *)obj)->req : ((pt_fab_recv *)obj)->req;
+    return atomic_load_explicit(&req->active, memory_order_acquire);
+}
+
+/* Help every live request (with_mpi: from an application thread). Returns
+ * whether anything is going on: completions read, a request in a round, or
+ * one that still owes something (the fabric's thread keeps polling then). */
+static int help_all(int with_mpi)
+{
+    int n = pt_fab_poll_all(64), busy = n > 0;
     if (with_mpi && n >= 0 && n < 64) /* all read (a full batch may have left more) */
         pt_fab_queues_read();
     pthread_mutex_lock(&live_lock);
     for (int i = 0; i < nlive; i++) {
         if (*(int *)live[i] == PT_FAB_SENDER)
-            pt_fab_send_help(live[i]);
+            busy |= pt_fab_send_help(live[i]);
         else
-            pt_fab_recv_help(live[i], with_mpi);
+            busy |= pt_fab_recv_help(live[i], with_mpi);
+        busy |= in_round(live[i]);
     }
     pthread_mutex_unlock(&live_lock);
+    return busy;
 }
 
 static void fab_poll(void)
@@ -306,17 +319,57 @@ static void fab_poll(void)
 }
 
 /* The fabric's progress thread: what an RDMA NIC does by itself, here every
- * PROGRESS_US while fabric requests exist: it reads the completion queues
- * (credits, replies, arrivals, local completions) and posts queued messages
- * whose credit came, so that a sender blocked in another MPI call (MPI_Recv,
- * a collective) still sends, and a receiver's sender still sees its credit.
- * It makes no MPI call. */
+ * PROGRESS_US while a fabric request is in a round or owes something: it
+ * reads the completion queues (credits, replies, arrivals, local
+ * completions) and posts queued messages whose credit came, so that a
+ * sender blocked in another MPI call (MPI_Recv, a collective) still sends,
+ * and a receiver's sender still sees its credit. It makes no MPI call.
+ * Otherwise, LINGER_POLLS after the last thing it saw, it naps (IDLE_US at
+ * most): a program that keeps persistent requests between rounds should
+ * not pay 40 ms of CPU a second per rank for them, as it did when the
+ * thread polled every PROGRESS_US for as long as a request lived. A round's
+ * MPI_Start wakes it (pt_fab_wake); the linger covers the moment between
+ * the transport's start and the request becoming active. */
 #define PROGRESS_US 100
 #define IDLE_US 5000
+#define LINGER_POLLS 20
 static pthread_t progress_thread;
 static atomic_int progress_started; /* read by partita's progress thread (fab_self_progressed) */
 static atomic_int progress_stop;
 static pthread_mutex_t progress_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nap_cond;
+static int nap_cond_ready; /* under progress_start_lock */
+static atomic_int napping, poked;
+
+void pt_fab_wake(void)
+{
+    atomic_store(&poked, 1);
+    /* Sequentially consistent with nap()'s store and load: either it sees
+     * the poke before it waits, or this sees it napping and signals under
+     * the lock it waits with. */
+    if (atomic_load(&napping)) {
+        pthread_mutex_lock(&nap_lock);
+        pthread_cond_signal(&nap_cond);
+        pthread_mutex_unlock(&nap_lock);
+    }
+}
+
+static void nap(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += IDLE_US * 1000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&nap_lock);
+    atomic_store(&napping, 1);
+    while (!atomic_load(&poked) && !atomic_load(&progress_stop) &&
+           pthread_cond_timedwait(&nap_cond, &nap_lock, &until) == 0)
+        ;
+    atomic_store(&napping, 0);
+    pthread_mutex_unlock(&nap_lock);
+}
 
 static void *progress_main(void *arg)
 {
@@ -324,12 +377,17 @@ static void *progress_main(void *arg)
 #ifdef __linux__
     prctl(PR_SET_NAME, "pt-fabric", 0UL, 0UL, 0UL); /* its name in top -H, gdb and /proc */
 #endif
+    int linger = 0;
     while (!atomic_load_explicit(&progress_stop, memory_order_relaxed)) {
-        int busy = atomic_load_explicit(&live_count, memory_order_relaxed) > 0;
-        if (busy)
-            help_all(0);
-        struct timespec ts = {0, (busy ? PROGRESS_US : IDLE_US) * 1000L};
-        nanosleep(&ts, NULL);
+        int busy = atomic_load_explicit(&live_count, memory_order_relaxed) > 0 && help_all(0);
+        busy |= atomic_exchange(&poked, 0);
+        linger = busy ? LINGER_POLLS : linger - (linger > 0);
+        if (linger) {
+            struct timespec ts = {0, PROGRESS_US * 1000L};
+            nanosleep(&ts, NULL);
+        } else {
+            nap();
+        }
     }
     return NULL;
 }
@@ -337,7 +395,14 @@ static void *progress_main(void *arg)
 static void start_progress_thread(void)
 {
     pthread_mutex_lock(&progress_start_lock);
-    if (!progress_started && progress_wanted)
+    if (!nap_cond_ready) { /* its waits time out on the monotonic clock, as nap() reads it */
+        pthread_condattr_t attr;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        nap_cond_ready = pthread_cond_init(&nap_cond, &attr) == 0;
+        pthread_condattr_destroy(&attr);
+    }
+    if (!progress_started && progress_wanted && nap_cond_ready)
         atomic_store(&progress_started, pthread_create(&progress_thread, NULL, progress_main, NULL) == 0);
     pthread_mutex_unlock(&progress_start_lock);
 }
@@ -347,6 +412,7 @@ static void stop_progress_thread(void)
     if (!progress_started)
         return;
     atomic_store(&progress_stop, 1);
+    pt_fab_wake(); /* from its nap */
     pthread_join(progress_thread, NULL);
     atomic_store(&progress_started, 0);
 }

@@ -233,10 +233,14 @@ void pt_fab_forget(pt_fab_ctx *ctx, uint32_t id);
  * state; unregistering waits for a background pass that uses it. */
 void pt_fab_register(void *obj);
 void pt_fab_unregister(void *obj);
-/* What background progress does for one of them (skipped when busy);
- * with_mpi: also what needs an MPI call (the receiver's hello; never from
- * the fabric's own progress thread). */
-void pt_fab_send_help(pt_fab_send *s);
-void pt_fab_recv_help(pt_fab_recv *t, int with_mpi);
+/* What background progress does for one of them (skipped when another
+ * thread is at it); with_mpi: also what needs an MPI call (the receiver's
+ * hello; never from the fabric's own progress thread). Returns 1 when it
+ * still owes something (queued or unfinished writes, a reply or credit
+ * still to post) or was skipped, else 0. */
+int pt_fab_send_help(pt_fab_send *s);
+int pt_fab_recv_help(pt_fab_recv *t, int with_mpi);
+/* A round begins: wake the fabric's progress thread if it naps. */
+void pt_fab_wake(void);
 
 #endif
