@@ -10,11 +10,19 @@
 #include "check.h"
 
 typedef double (*cost_fn)(int round, int cand, void *arg);
+/* A round as the library measures it: its cost, its time after the last
+ * mark and the laggard's pause its hand-overs showed (NAN: none). */
+typedef struct {
+    double us, after_us, pause_us;
+} round_measure;
+typedef round_measure (*measure_fn)(int round, int cand, void *arg);
 
-/* Runs `rounds` rounds as the library does: the initial exploration, then
- * windows planned one round ahead; round r's sample is known `lag` rounds
- * later. Fills used[r] with the candidate of round r. */
-static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost, void *arg, int *used)
+/* Runs `rounds` rounds as the library does, candidate `prefer` preferred by
+ * the model: the initial exploration, then windows planned one round ahead;
+ * round r's measurement is known `lag` rounds later. Fills used[r] with the
+ * candidate of round r. */
+static void simulate_rounds(pta_state *st, int ncand, int prefer, int rounds, int lag, measure_fn measure, void *arg,
+                            int *used)
 {
     int E = pta_initial_rounds(ncand), window[PTA_WINDOW], next[PTA_WINDOW];
     char *measured = malloc((size_t)rounds); /* whether round r reports a sample */
@@ -22,9 +30,12 @@ static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost
     if (!measured)
         return;
     pta_init(st, ncand);
+    pta_prefer(st, prefer);
     for (int r = 0; r < rounds; r++) {
-        if (r >= lag && measured[r - lag]) /* only measured rounds report, as in the library */
-            pta_add_sample(st, used[r - lag], cost(r - lag, used[r - lag], arg));
+        if (r >= lag && measured[r - lag]) { /* only measured rounds report, as in the library */
+            round_measure m = measure(r - lag, used[r - lag], arg);
+            pta_add_round(st, used[r - lag], m.us, m.after_us, m.pause_us);
+        }
         if (r >= E && (r - E) % PTA_WINDOW == 0)
             memcpy(window, next, sizeof window);
         used[r] = r < E ? pta_initial_candidate(ncand, r) : window[(r - E) % PTA_WINDOW];
@@ -33,6 +44,22 @@ static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost
             pta_plan_window(st, next);
     }
     free(measured);
+}
+
+/* simulate_rounds with a cost alone (pta_add_sample's rounds). */
+typedef struct {
+    cost_fn cost;
+    void *arg;
+} cost_only;
+static round_measure measure_cost_only(int round, int cand, void *arg)
+{
+    const cost_only *c = arg;
+    return (round_measure){ c->cost(round, cand, c->arg), NAN, NAN };
+}
+static void simulate(pta_state *st, int ncand, int rounds, int lag, cost_fn cost, void *arg, int *used)
+{
+    cost_only c = { cost, arg };
+    simulate_rounds(st, ncand, 0, rounds, lag, measure_cost_only, &c, used);
 }
 
 static unsigned noise_state = 12345;
@@ -167,20 +194,36 @@ static void test_ties_go_to_preferred(void)
 /* Three candidates, the preferred (2) and 0 tied by cost, 1 dearer: rounds
  * paused for a laggard (`pause` us) tell 0 and 2 apart by the time after the
  * last mark; without a pause, or when the soonest is not tied by cost, the
- * cost decides. Returns the choice. */
+ * cost decides. Of every 4 rounds of a candidate of several messages (0 and
+ * 1), the last `paused_rounds` paused (so 2 is never most of its rounds). */
+typedef struct {
+    double pause, cost0, cost1;
+    int paused_rounds;
+    int seen[3]; /* rounds measured so far, per candidate */
+} laggard_rounds;
+
+static round_measure laggard_round(int round, int cand, void *arg)
+{
+    (void)round;
+    laggard_rounds *l = arg;
+    int paused = l->seen[cand]++ % 4 >= 4 - l->paused_rounds && l->pause > 0;
+    double pause = paused ? l->pause : NAN;
+    if (cand == 0)
+        return (round_measure){ l->cost0, 2.0, pause }; /* most of it handed over before the last mark */
+    if (cand == 1)
+        return (round_measure){ l->cost1, 1.0, pause }; /* the soonest after the last mark */
+    return (round_measure){ 16.0, 16.0, NAN };          /* one message: handed over once, shows no pause */
+}
+
+/* The choice after `rounds` rounds through the library's schedule. */
 static int choice_under_laggard(double pause, double cost0, double cost1, int paused_rounds)
 {
+    enum { ROUNDS = 120 };
     pta_state st;
-    int w[PTA_WINDOW];
-    pta_init(&st, 3);
-    pta_prefer(&st, 2);
-    for (int i = 0; i < 4; i++) {
-        double p = i < paused_rounds ? pause : 0;
-        pta_add_round(&st, 0, cost0, 2.0, p);  /* most of it handed over before the last mark */
-        pta_add_round(&st, 1, cost1, 1.0, p);  /* the soonest after the last mark */
-        pta_add_round(&st, 2, 16.0, 16.0, 0);  /* one message: handed over once, shows no pause */
-    }
-    pta_plan_window(&st, w);
+    int used[ROUNDS];
+    laggard_rounds l = { pause, cost0, cost1, paused_rounds, { 0, 0, 0 } };
+    simulate_rounds(&st, 3, 2, ROUNDS, 1, laggard_round, &l, used);
+    CHECK(count_used(used, ROUNDS - 2 * PTA_WINDOW, ROUNDS, st.current) >= PTA_WINDOW); /* it runs its choice */
     return st.current;
 }
 

@@ -1,20 +1,20 @@
 /* Between rounds a fabric request stays alive, and neither progress thread
- * may poll it (2 ranks, PARTITA_TRANSPORT=fabric, PARTITA_PROGRESS_THREAD=1):
- * partita's thread ("pt-progress") leaves the fabric to the fabric's own
- * thread, and waits idle (its idle wait is 1 ms), not every 20 us as it did;
- * the fabric's thread ("pt-fabric") polls every 100 us only while a round
- * is open or something is owed, and otherwise naps (5 ms at most, woken by
- * MPI_Start), not every 100 us for as long as the request lives as it did.
- * On 2 cores polling threads slow the ranks themselves, and an idle program
- * should not burn CPU. Counted from outside: each thread's context switches
- * over 200 ms of idleness (/proc/self/task/TID/status). Polling every 20 or
- * 100 us makes thousands; an idle wait or a nap about 200 and 40. The bound
- * is far from both; a loaded machine only makes the count smaller. A second
- * window is taken when the first exceeds it. Then a round whose ranks both
- * sleep, making no MPI call, must still move its data: the fabric's thread
- * wakes from its nap (without PARTITA_PROGRESS_THREAD=1, whose thread
- * would move it too, only partita's thread is not counted). Linux only
- * (exit 77 elsewhere).
+ * may poll it (2 ranks, PARTITA_TRANSPORT=fabric): partita's thread
+ * ("pt-progress", with PARTITA_PROGRESS_THREAD=1) leaves the fabric to the
+ * fabric's own thread and waits idle (its idle wait is 1 ms), not every
+ * 20 us as it did; the fabric's thread ("pt-fabric") polls every 100 us only
+ * while a round is open or something is owed, and otherwise naps (5 ms at
+ * most, woken by MPI_Start), not every 100 us for as long as the request
+ * lives as it did. On 2 cores polling threads slow the ranks themselves, and
+ * an idle program should not burn CPU. Counted from outside: each thread's
+ * context switches over 200 ms of idleness (/proc/self/task/TID/status).
+ * Polling every 20 or 100 us makes thousands; an idle wait or a nap about
+ * 200 and 40. The bound is far from both; a loaded machine only makes the
+ * count smaller. A second window is taken when the first exceeds it.
+ * Then a round that only the fabric's thread can move after its nap
+ * (round_while_asleep). Run without PARTITA_PROGRESS_THREAD=1 for that
+ * check to mean it: partita's thread would move the round too.
+ * Linux only (exit 77 elsewhere).
  * Usage: partita-test-fabric-quiet-progress */
 #include <dirent.h>
 #include <time.h>

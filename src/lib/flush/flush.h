@@ -29,7 +29,10 @@ void pt_flush_start(pt_request *req);
 /* Off the timers' list (their polls read the transport's state too, to
  * drain early sends): before the transport's state goes. */
 void pt_flush_detach(pt_request *req);
-void pt_flush_destroy(pt_request *req); /* detaches first if not done */
+/* The marking and timer state; the request is off the timers' list already
+ * (pt_flush_detach, or the adaptive policy's one unregistering for all its
+ * layouts). */
+void pt_flush_destroy(pt_request *req);
 /* Every group of the round has been handed to the transport. */
 static inline int pt_flush_all_issued(pt_request *req)
 {

@@ -148,7 +148,6 @@ void pt_flush_detach(pt_request *req)
 void pt_flush_destroy(pt_request *req)
 {
     pt_send_side *s = &req->u.s;
-    pt_flush_detach(req);
     if (s->split)
         pt_timer_free(req);
     free(s->groups);

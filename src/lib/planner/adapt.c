@@ -116,20 +116,28 @@ static double typical_after(const pta_state *st, int c)
     return ring_quantile(st->after[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
 }
 
-/* The laggard's pause the rounds wait for, us, or 0: the typical pause of
- * a candidate with enough rounds, most of them paused between two
- * hand-overs. Only a layout of several messages can show the pause (one
- * message is handed over once), so one such candidate is enough. */
-static double lag_pause_us(const pta_state *st)
+/* Whether the rounds wait for a laggard: the first candidate with enough
+ * rounds, most of them paused between two hand-overs, or -1. Only a layout
+ * of several messages can show the pause (one message is handed over
+ * once), so one such candidate is enough. */
+static int lag_witness(const pta_state *st)
 {
     for (int c = 0; c < st->ncand; c++) {
         int n = 0;
         for (int i = 0; i < st->nsample[c]; i++)
             n += isfinite(st->pause[c][i]);
         if (st->nsample[c] >= MIN_SAMPLES && 2 * n > st->nsample[c])
-            return ring_quantile(st->pause[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
+            return c;
     }
-    return 0;
+    return -1;
+}
+
+/* The laggard's pause the rounds wait for, us (the witness's typical
+ * pause), or 0: for the why. */
+static double lag_pause_us(const pta_state *st)
+{
+    int c = lag_witness(st);
+    return c < 0 ? 0 : ring_quantile(st->pause[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
 }
 
 void pta_add_round(pta_state *st, int cand, double us, double after_us, double pause_us)
@@ -197,8 +205,7 @@ static int best_candidate(const pta_state *st, int keep)
     int pick = least(st, typical_of, NULL, &best);
     if (pick < 0)
         return keep >= 0 ? keep : 0; /* nothing measured: the model's preference */
-    double pause = lag_pause_us(st);
-    if (pause > 0) {
+    if (lag_witness(st) >= 0) {
         int tied[PTA_MAX_CANDIDATES];
         for (int c = 0; c < st->ncand; c++)
             tied[c] = within(st, typical_of, c, best, st->tie);
@@ -219,7 +226,7 @@ static int best_candidate(const pta_state *st, int keep)
  * typical time after the last mark ("#1 16.2 us (2.6 after)/4"). */
 static int describe(char *out, size_t len, const pta_state *st)
 {
-    int n = 0, lag = lag_pause_us(st) > 0;
+    int n = 0, lag = lag_witness(st) >= 0;
     for (int c = 0; c < st->ncand && n < (int)len; c++) {
         double m = typical_of(st, c), after = typical_after(st, c);
         if (!isfinite(m)) {
