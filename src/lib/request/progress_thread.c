@@ -18,6 +18,7 @@
 
 #include "partita/partita.h"
 #include "request/errors.h"
+#include "request/nap.h"
 #include "request/runtime.h"
 
 static pthread_t thread;
@@ -36,40 +37,16 @@ static atomic_llong short_waits, long_waits;
 
 /* The idle wait: a kick (a timer request armed, the thread being stopped)
  * ends it early. */
-static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t idle_cond;
-static atomic_int idle;  /* the thread is in (or entering) its idle wait */
-static int kicked;       /* under idle_lock */
+static pt_nap idle_nap;
 
-void pt_progress_thread_kick(void)
-{
-    /* Sequentially consistent, like the thread's store to `idle` and its
-     * second look for work: one of the two sides sees the other. */
-    if (!atomic_load(&idle))
-        return;
-    pthread_mutex_lock(&idle_lock);
-    kicked = 1;
-    pthread_cond_signal(&idle_cond);
-    pthread_mutex_unlock(&idle_lock);
-}
+void pt_progress_thread_kick(void) { pt_nap_kick(&idle_nap); }
+
+static int idle_over(void) { return pt_background_watched() || !atomic_load(&running); }
 
 static void idle_wait(void)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += IDLE_NS;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&idle_lock);
-    atomic_store(&idle, 1);
-    int rc = 0;
-    while (!kicked && rc != ETIMEDOUT && !pt_background_watched() && atomic_load(&running))
-        rc = pthread_cond_timedwait(&idle_cond, &idle_lock, &until);
-    atomic_store(&idle, 0);
-    kicked = 0;
-    pthread_mutex_unlock(&idle_lock);
+    pt_nap_wait(&idle_nap, IDLE_NS, idle_over);
+    pt_nap_take_kick(&idle_nap);
 }
 
 static void spin_until(int64_t due)
@@ -149,14 +126,14 @@ int pt_progress_thread_start(char *err, unsigned long errlen)
         snprintf(err, errlen, "PARTITA_PROGRESS_THREAD needs MPI_THREAD_MULTIPLE, the MPI library provides less");
         return -1;
     }
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&idle_cond, &attr);
-    pthread_condattr_destroy(&attr);
+    if (pt_nap_init(&idle_nap) != 0) {
+        snprintf(err, errlen, "could not create the progress thread's idle wait");
+        return -1;
+    }
     atomic_store(&running, 1);
     if (pthread_create(&thread, NULL, loop, NULL) != 0) {
         atomic_store(&running, 0);
+        pt_nap_destroy(&idle_nap);
         snprintf(err, errlen, "could not create the progress thread");
         return -1;
     }
@@ -168,6 +145,6 @@ void pt_progress_thread_stop(void)
     if (atomic_exchange(&running, 0)) {
         pt_progress_thread_kick();
         pthread_join(thread, NULL);
-        pthread_cond_destroy(&idle_cond);
+        pt_nap_destroy(&idle_nap);
     }
 }

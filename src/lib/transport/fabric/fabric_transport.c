@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "request/nap.h"
 #include "request/request.h"
 #include "request/settings.h"
 #include "transport/fabric/fabric_ids.h"
@@ -337,39 +338,16 @@ static pthread_t progress_thread;
 static atomic_int progress_started; /* read by partita's progress thread (fab_self_progressed) */
 static atomic_int progress_stop;
 static pthread_mutex_t progress_start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t nap_cond;
-static int nap_cond_ready; /* under progress_start_lock */
-static atomic_int napping, poked;
+static pt_nap nap;
+static atomic_int nap_ready; /* set under progress_start_lock */
 
 void pt_fab_wake(void)
 {
-    atomic_store(&poked, 1);
-    /* Sequentially consistent with nap()'s store and load: either it sees
-     * the poke before it waits, or this sees it napping and signals under
-     * the lock it waits with. */
-    if (atomic_load(&napping)) {
-        pthread_mutex_lock(&nap_lock);
-        pthread_cond_signal(&nap_cond);
-        pthread_mutex_unlock(&nap_lock);
-    }
+    if (nap_ready)
+        pt_nap_kick(&nap);
 }
 
-static void nap(void)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += IDLE_US * 1000L;
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&nap_lock);
-    atomic_store(&napping, 1);
-    while (!atomic_load(&poked) && !atomic_load(&progress_stop) &&
-           pthread_cond_timedwait(&nap_cond, &nap_lock, &until) == 0)
-        ;
-    atomic_store(&napping, 0);
-    pthread_mutex_unlock(&nap_lock);
-}
+static int stopping(void) { return atomic_load(&progress_stop); }
 
 static void *progress_main(void *arg)
 {
@@ -380,13 +358,13 @@ static void *progress_main(void *arg)
     int linger = 0;
     while (!atomic_load_explicit(&progress_stop, memory_order_relaxed)) {
         int busy = atomic_load_explicit(&live_count, memory_order_relaxed) > 0 && help_all(0);
-        busy |= atomic_exchange(&poked, 0);
+        busy |= pt_nap_take_kick(&nap);
         linger = busy ? LINGER_POLLS : linger - (linger > 0);
         if (linger) {
             struct timespec ts = {0, PROGRESS_US * 1000L};
             nanosleep(&ts, NULL);
         } else {
-            nap();
+            pt_nap_wait(&nap, IDLE_US * 1000L, stopping);
         }
     }
     return NULL;
@@ -395,14 +373,9 @@ static void *progress_main(void *arg)
 static void start_progress_thread(void)
 {
     pthread_mutex_lock(&progress_start_lock);
-    if (!nap_cond_ready) { /* its waits time out on the monotonic clock, as nap() reads it */
-        pthread_condattr_t attr;
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        nap_cond_ready = pthread_cond_init(&nap_cond, &attr) == 0;
-        pthread_condattr_destroy(&attr);
-    }
-    if (!progress_started && progress_wanted && nap_cond_ready)
+    if (!nap_ready)
+        nap_ready = pt_nap_init(&nap) == 0;
+    if (!progress_started && progress_wanted && nap_ready)
         atomic_store(&progress_started, pthread_create(&progress_thread, NULL, progress_main, NULL) == 0);
     pthread_mutex_unlock(&progress_start_lock);
 }
