@@ -15,7 +15,7 @@
 # Usage: check_layers.sh SRC_LIB_DIR   (exit 1 and one line per violation)
 set -u
 dir=${1:?usage: check_layers.sh SRC_LIB_DIR}
-base='request/(request|errors|settings|handle_table|clock)\.h'
+base='request/(request|errors|settings|handle_table|clock|nap)\.h'
 bad=0
 violation() { echo "layers: $1 includes \"$2\": $3"; bad=1; }
 while IFS= read -r file; do
