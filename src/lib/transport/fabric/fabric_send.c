@@ -265,6 +265,15 @@ int pt_fab_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
     return MPI_SUCCESS;
 }
 
+/* qlock held: nothing of the round is left to post or to complete (a head
+ * whose notice is still owed has not counted as completed yet). */
+static int settled(pt_fab_send *s)
+{
+    return s->qhead == s->qtail && s->head_next == s->qhead &&
+           atomic_load_explicit(&s->completed, memory_order_acquire) ==
+               atomic_load_explicit(&s->posted, memory_order_acquire);
+}
+
 int pt_fab_send_help(pt_fab_send *s)
 {
     if (pthread_mutex_trylock(&s->qlock))
@@ -272,10 +281,7 @@ int pt_fab_send_help(pt_fab_send *s)
     int rc = advance(s);
     if (rc == 0)
         rc = pt_fab_split_heads(s, 0);
-    int owes = s->qhead != s->qtail || s->head_next != s->qhead ||
-               atomic_load_explicit(&s->notices_owed, memory_order_relaxed) > 0 ||
-               atomic_load_explicit(&s->completed, memory_order_acquire) !=
-                   atomic_load_explicit(&s->posted, memory_order_acquire);
+    int owes = !settled(s);
     pthread_mutex_unlock(&s->qlock);
     if (rc)
         pt_fab_send_failed(s, rc);
@@ -312,9 +318,7 @@ int pt_fab_send_progress(pt_request *req, int all_issued, int *done)
     int rc = advance(s);
     if (rc == 0)
         rc = pt_fab_split_heads(s, 0);
-    *done = all_issued && s->qhead == s->qtail && s->head_next == s->qhead &&
-            atomic_load_explicit(&s->completed, memory_order_acquire) ==
-                atomic_load_explicit(&s->posted, memory_order_acquire);
+    *done = all_issued && settled(s);
     memcpy(why, s->why, sizeof why); /* the progress thread writes it under qlock too */
     pthread_mutex_unlock(&s->qlock);
     if (!*done)
