@@ -267,7 +267,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         return MPI_SUCCESS;
     }
     pt_enter("MPI_Parrived");
-    pt_background_progress();
+    pt_background_progress_beside(req);
     int rc = MPI_SUCCESS;
     /* Another thread progressing this request does our work too. */
     if (pt_progress_trylock(req) == 0) {

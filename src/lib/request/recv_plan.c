@@ -191,6 +191,11 @@ static void run_in(pt_request *req, int first, int count)
     memset(r->sin + first, 1, (size_t)count);
     if ((r->error && r->error != PT_E_TRUNCATE) || rbytes == 0 || sbytes == 0)
         return;
+    if (sbytes == rbytes) { /* the same partitions on both sides: each sender partition is one receive partition */
+        for (int p = first; p < first + count && p < req->partitions; p++)
+            partition_in(req, p);
+        return;
+    }
     size_t a = (size_t)first * sbytes, b = (size_t)(first + count) * sbytes;
     for (size_t p = a / rbytes; p <= (b - 1) / rbytes && p < (size_t)req->partitions; p++) {
         if (atomic_load_explicit(&r->arrived[p], memory_order_relaxed))

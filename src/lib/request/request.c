@@ -12,6 +12,7 @@
 #include "request/orphans.h"
 #include "request/request.h"
 #include "request/runtime.h"
+#include "request/setup_waiters.h"
 #include "planner/type_layout.h"
 #include "partita/partita.h"
 
@@ -300,7 +301,7 @@ static int report(pt_request *req, MPI_Status *status)
 static int progress_step(pt_request *req, int *done, int finish)
 {
     *done = 0;
-    pt_background_progress();
+    pt_background_progress_beside(req);
     pt_progress_lock(req);
     if (!req->is_send && req->u.r.split)
         pt_recv_app_polled(req);
@@ -314,6 +315,10 @@ static int progress_step(pt_request *req, int *done, int finish)
         req->complete_pending = 1;
     }
     pt_progress_unlock(req);
+    /* A receive listed for its set-up or its runs (pt_recv_start) leaves the
+     * list with its round: its own polls leave it out of the list's pass. */
+    if (*done && finish && !req->is_send && pt_waiters_pending())
+        pt_waiters_remove(req);
     return rc;
 }
 

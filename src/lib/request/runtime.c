@@ -43,10 +43,10 @@ static int background_work(int (*transports)(void))
 
 int pt_background_pending(void) { return background_work(pt_transports_pending); }
 
-void pt_background_poll(pt_background_next *next)
+static void background_poll(pt_background_next *next, const struct pt_request *own)
 {
     pt_orphans_poll();
-    int help = pt_waiters_poll();
+    int help = pt_waiters_poll(own);
     int64_t due = pt_timers_poll();
     pt_transports_poll();
     if (next) {
@@ -55,7 +55,11 @@ void pt_background_poll(pt_background_next *next)
     }
 }
 
-void pt_background_progress(void) { pt_background_poll(NULL); }
+void pt_background_poll(pt_background_next *next) { background_poll(next, NULL); }
+
+void pt_background_progress(void) { background_poll(NULL, NULL); }
+
+void pt_background_progress_beside(const struct pt_request *own) { background_poll(NULL, own); }
 
 int pt_background_watched(void) { return background_work(pt_transports_unattended); }
 

@@ -16,8 +16,12 @@ int pt_serial_process(void);
 int pt_tag_ub(void);
 /* A one-line reason when Partita_Init_hook failed ("" otherwise). */
 const char *pt_init_error(void);
+struct pt_request;
 /* Work that any partita call may do in passing (orphans, timers). */
 void pt_background_progress(void);
+/* The same, before the caller progresses `own` itself: the waiting receives
+ * leave it out. */
+void pt_background_progress_beside(const struct pt_request *own);
 /* What the background work wants next (the progress thread's schedule). */
 typedef struct pt_background_next {
     int64_t timer_due; /* a timer check is due then (CLOCK_MONOTONIC ns); INT64_MAX: none */

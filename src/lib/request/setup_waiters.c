@@ -10,12 +10,21 @@ void pt_waiters_add(struct pt_request *req) { pt_list_add(&waiters, req); }
 void pt_waiters_remove(struct pt_request *req) { pt_list_remove(&waiters, req); }
 int pt_waiters_pending(void) { return pt_list_pending(&waiters); }
 
-/* Whether this thread's poll met a receive that needs background help. */
-static _Thread_local int poll_help;
+/* Whether this thread's poll met a receive that needs background help, and
+ * the request its caller progresses right after the poll (initial-exec: read
+ * on every visit, and a general-dynamic variable costs a look-up call each). */
+static _Thread_local int poll_help __attribute__((tls_model("initial-exec")));
+static _Thread_local const pt_request *poll_own __attribute__((tls_model("initial-exec")));
 
 /* Progress one waiting receive; 1 once it no longer needs the list. */
 static int visit(pt_request *req)
 {
+    /* Its caller's own progress comes next (MPI_Parrived, Test, Wait): a
+     * second lock and look here made each MPI_Parrived of a receive that may
+     * split cost more than one of `none`'s; the round's completion takes it
+     * off the list (request.c: progress_step). */
+    if (req == poll_own)
+        return 0;
     int settled = 0;
     if (pt_progress_trylock(req) == 0) {
         int active = atomic_load_explicit(&req->active, memory_order_acquire);
@@ -39,9 +48,10 @@ static int visit(pt_request *req)
     return settled;
 }
 
-int pt_waiters_poll(void)
+int pt_waiters_poll(const pt_request *own)
 {
     poll_help = 0;
+    poll_own = own;
     pt_list_poll(&waiters, visit);
     return poll_help;
 }

@@ -11,8 +11,9 @@ struct pt_request;
 void pt_waiters_add(struct pt_request *req);
 void pt_waiters_remove(struct pt_request *req);
 /* Returns 1 when a listed receive needs regular background progress (not
- * set up yet, or active and not polled by its application). */
-int pt_waiters_poll(void);
+ * set up yet, or active and not polled by its application). Leaves out
+ * `own` (may be NULL): the request its caller progresses next. */
+int pt_waiters_poll(const struct pt_request *own);
 int pt_waiters_pending(void);
 
 #endif

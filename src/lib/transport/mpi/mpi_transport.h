@@ -100,8 +100,10 @@ typedef struct pt_mpi_recv {
     int nlate;
     int late_done;           /* those before it have all completed (recv_runs.c: test_late) */
     int late_from;           /* where the next window test of later ones starts */
+    int late_early;          /* those past late_done found complete already (MPI_REQUEST_NULL) */
     int *ahead_end;          /* per group: announced ahead up to this round (pt_ahead_in) */
     int ahead_max;           /* the largest of them */
+    int all_ahead;           /* this round every group was announced ahead: no header can come for it */
 } pt_mpi_recv;
 
 /* Receives are tested in order from a cursor and, past the first one still

@@ -58,6 +58,7 @@ static int start_receives(pt_request *req)
 {
     pt_mpi_recv *t = state(req);
     int round = req->u.r.round;
+    t->all_ahead = 0;
     if (!t->split || round >= t->ahead_max)
         return PMPI_Startall(t->nreq, t->treq);
     int rc = MPI_SUCCESS;
@@ -69,6 +70,7 @@ static int start_receives(pt_request *req)
             rc = PMPI_Start(&t->treq[j]);
         }
     }
+    t->all_ahead = t->nin == t->nreq;
     return rc;
 }
 
