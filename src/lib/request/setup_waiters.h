@@ -1,8 +1,12 @@
-/* Receive requests started before their sender's set-up message arrived.
- * Until it is processed, their transport receives are not posted, so a
- * sender (in this or another process) may wait on them; every partita call in
- * the process therefore looks at this list in passing (for a self-send this
- * is what lets the sender's MPI_Wait complete). */
+/* Receive requests started before their sender's set-up message arrived,
+ * and receives that may be split (timer policy) for each of their rounds.
+ * Until the set-up message is processed, their transport receives are not
+ * posted, so a sender (in this or another process) may wait on them, and a
+ * split group's runs must be received while the application is elsewhere;
+ * every partita call in the process therefore looks at this list in passing
+ * (for a self-send this is what lets the sender's MPI_Wait complete). A call
+ * on one of these receives leaves it out of that look (it progresses it
+ * right after), and its round's completion takes it off the list. */
 #ifndef PARTITA_SETUP_WAITERS_H
 #define PARTITA_SETUP_WAITERS_H
 
