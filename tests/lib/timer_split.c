@@ -22,7 +22,9 @@
  * sleep, must not all split: a group begun right after another went is not
  * late. Over MPI, whose runs are not cheap, the first late round announces
  * the group ahead: in the rounds after it that the why text names, it goes
- * alone from the start, late or not, and after them whole again.
+ * alone from the start, late or not, and after them whole again. After more
+ * quick rounds than the why text names the rule rests: a laggard's first
+ * round sends the group whole, and the late rounds after it split it.
  * With the argument `pieces` (the MPI transport): a partition past MPI's
  * eager limit (8112 bytes in the built-in parameters) that goes alone after
  * a split goes in eager pieces, at most 8 a partition and 192 a group:
@@ -126,14 +128,16 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
 }
 
 /* The `late` mode, one request of 8 KiB in 8 partitions as 2 groups (delta
- * 0): `quick` rounds marked back to back, then `late` rounds in which group
- * 0 begins 1 ms after group 1 went, then `after` quick rounds. runs[round]
- * (rank 0): whether the round had sent runs when partition 0 was marked.
+ * 0), `rounds` rounds: those with lagged[round] set are late (group 0
+ * begins 1 ms after group 1 went), the others marked back to back.
+ * runs[round] (rank 0): whether the round had sent runs when partition 0
+ * was marked.
  * Runs are cheap over the fabric only (fabric: PARTITA_TRANSPORT=fabric);
  * over MPI, *ahead is the number of rounds after a late one that the why
- * text says group 0 then goes alone from the start (0: it says none). */
-static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int quick, int late, int after, int *runs,
-                              int *ahead)
+ * text says group 0 then goes alone from the start (0: it says none), and
+ * *rests_after after how many quick rounds in a row the late-begin rule rests. */
+static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int rounds, const int *lagged, int *runs,
+                              int *ahead, int *rests_after)
 {
     const int parts = 8;
     const size_t total = 8192;
@@ -152,13 +156,16 @@ static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int quic
         const char *next = strstr(why, "in the next ");
         if (next)
             *ahead = atoi(next + strlen("in the next "));
+        const char *rests = strstr(why, " quicker ones in a row"); /* "after N quicker ones in a row" */
+        while (rests && rests > why && strncmp(rests, "after ", 6))
+            rests--;
+        *rests_after = rests ? atoi(rests + strlen("after ")) : 0;
+        CHECK(*rests_after > 0, "why does not say after how many quick rounds the late-begin rule rests: '%s'", why);
         CHECK((next == NULL) == fabric, "why says '%s'", why);
     }
-    for (int round = 0; round < quick + late + after; round++) {
-        int lagged = round >= quick && round < quick + late;
-        runs[round] = paused_round(rank, &req, buf, total, parts, 50 + round, lagged ? 1000000 : 0, 1,
-                                   lagged ? "timer, a group begun late" : "timer, no laggard") > 0;
-    }
+    for (int round = 0; round < rounds; round++)
+        runs[round] = paused_round(rank, &req, buf, total, parts, 50 + round, lagged[round] ? 1000000 : 0, 1,
+                                   lagged[round] ? "timer, a group begun late" : "timer, no laggard") > 0;
     OK(MPI_Request_free(&req));
     MPI_Info_free(&info);
 }
@@ -184,10 +191,16 @@ int main(int argc, char **argv)
     int fabric = transport && !strcmp(transport, "fabric");
     static unsigned char buf[256 << 10];
     if (argc > 1 && !strcmp(argv[1], "late")) {
-        /* 4 quick rounds, 6 late ones, then quick rounds past the ahead window */
-        enum { QUICK = 4, LATE = 6, AFTER = 32 };
-        int runs[QUICK + LATE + AFTER] = { 0 }, ahead = 0;
-        late_begun_rounds(rank, fabric, buf, QUICK, LATE, AFTER, runs, &ahead);
+        /* 4 quick rounds, 6 late ones, then quick rounds past the ahead window
+         * and past the quick rounds after which the late-begin rule rests;
+         * then REPS times LATE2 late ones and AFTER quick ones */
+        enum { QUICK = 4, LATE = 6, AFTER = 40, LATE2 = 3, REPS = 3, FIRST = QUICK + LATE + AFTER,
+               ROUNDS = FIRST + REPS * (LATE2 + AFTER) };
+        int runs[ROUNDS] = { 0 }, lagged[ROUNDS] = { 0 }, ahead = 0, rests_after = 0;
+        for (int round = 0; round < ROUNDS; round++)
+            lagged[round] = (round >= QUICK && round < QUICK + LATE) || (round >= FIRST && (round - FIRST) %
+                                                                         (LATE2 + AFTER) < LATE2);
+        late_begun_rounds(rank, fabric, buf, ROUNDS, lagged, runs, &ahead, &rests_after);
         if (rank == 0) {
             const char *tp = fabric ? "fabric" : "mpi";
             CHECK(split_rounds(runs, 0, QUICK) < QUICK, "%s: %d of %d rounds marked back to back split a group at "
@@ -209,6 +222,26 @@ int main(int argc, char **argv)
             CHECK(split_rounds(runs, window_end, QUICK + LATE + AFTER) < tail,
                   "%s: %d of %d quick rounds after the late ones (and after any window announced ahead) split",
                   tp, split_rounds(runs, window_end, QUICK + LATE + AFTER), tail);
+            /* After that many quick rounds in a row the late-begin rule rests
+             * (its clock reads cost the quick rounds): the laggard's first
+             * round sends group 0 whole, and wakes the rule for the rounds
+             * after it, which split it at once (or, over MPI, send it alone,
+             * announced ahead by the first of them). A quick round that the
+             * machine stretched past 25 us keeps the rule awake (over tcp,
+             * 1 of 7 runs under ctest -j2): so of REPS laggards back, one
+             * first round whole is enough. */
+            CHECK(AFTER - (window_end - QUICK - LATE) > rests_after, "the test's quick stretch (%d rounds) is not "
+                  "longer than the %d after which the rule rests", AFTER - (window_end - QUICK - LATE), rests_after);
+            int rested = 0;
+            for (int rep = 0; rep < REPS; rep++) {
+                int again = FIRST + rep * (LATE2 + AFTER);
+                rested += runs[again] == 0;
+                CHECK(split_rounds(runs, again + 1, again + LATE2) == LATE2 - 1,
+                      "%s: %d of the %d late rounds after the first one of laggard %d back split group 0 at once",
+                      tp, split_rounds(runs, again + 1, again + LATE2), LATE2 - 1, rep + 1);
+            }
+            CHECK(rested > 0, "%s: the first late round after a stretch of quick ones split group 0 at its first "
+                  "mark, %d times of %d (the late-begin rule never rested)", tp, REPS, REPS);
         }
         ptest_builtin_loggp_remove(path);
         return ptest_finish("timer_split");

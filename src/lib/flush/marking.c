@@ -101,6 +101,7 @@ int pt_flush_init(pt_request *req, int may_split)
                     pt_plan_lone_waits(&req->settings, req->part_bytes, P, N, req->contiguous);
     s->delta_ns = pt_plan_delta_ns(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     s->late_begin_ticks = pt_ticks_from_ns(pt_timer_late_begin_ns(req));
+    s->late_rounds = 0; /* the first round's span is unseen: on from there (timer_flush.c) */
     if (!(s->part = calloc((size_t)P, sizeof *s->part)) || pt_timer_alloc(req) != 0) {
         pt_timer_free(req);
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the timer's state");
@@ -235,7 +236,7 @@ static int issue_group(pt_request *req, int g, int64_t mark_ns)
     if (handing)
         adapt_stamp_after(s, handing);
     if (s->late_begin_ticks) /* after the send: a group begun while this one was sent is not late */
-        atomic_store_explicit(&s->last_issue_ticks, pt_ticks(), memory_order_relaxed);
+        pt_timer_handed_over(req);
     atomic_store_explicit(&s->groups[g].issued, 1, memory_order_release);
     pt_fetch_add(&s->groups_done, 1, req->serial);
     return rc;

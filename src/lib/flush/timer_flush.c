@@ -75,6 +75,48 @@ static void update_watch(pt_request *req)
     atomic_store_explicit(&s->watch_rounds, left, memory_order_relaxed);
 }
 
+/* The late-begin rule (pt_timer_split_if_late) reads the clock twice per
+ * group: at each hand-over and at each group's first mark. The TSC takes
+ * about 30 ns a read on this project's 2-core VM, and those reads cost the
+ * timer 3-5% against `model` at 64 KiB in 128-512 partitions (9 groups,
+ * marked back to back; 5 interleaved launches, 2026-11-29). A round whose
+ * marking, from its first group begun to its last handed over, took less
+ * than the late-begin pause cannot have held a late group: so after
+ * PT_LATE_WATCH_ROUNDS such rounds in a row the rule is off (late_on
+ * clear) and a round reads the clock twice, at its first group's first mark
+ * and at its last hand-over, to measure that span. A round that spans the
+ * pause or more (or whose span went unseen: hand-overs racing in threads)
+ * turns it on again for the next PT_LATE_WATCH_ROUNDS. The price: the first
+ * round of a laggard that holds a whole group back, after a quick stretch,
+ * sends that group whole, as `model` does; the rounds after it are split as
+ * before. A request starts with the rule on. Caller holds split_lock. */
+
+static void update_late_watch(pt_send_side *s)
+{
+    int span = atomic_exchange_explicit(&s->span, PT_SPAN_UNSEEN, memory_order_relaxed);
+    s->late_rounds = span != PT_SPAN_QUICK ? PT_LATE_WATCH_ROUNDS : s->late_rounds > 0 ? s->late_rounds - 1 : 0;
+    s->late_on = s->late_rounds > 0;
+    atomic_store_explicit(&s->span_from_ticks, 0, memory_order_relaxed);
+}
+
+void pt_timer_handed_over(pt_request *req)
+{
+    pt_send_side *s = &req->u.s;
+    if (!s->late_begin_ticks)
+        return;
+    int last = atomic_load_explicit(&s->groups_done, memory_order_relaxed) == s->ntrans - 1;
+    if (!s->late_on && !last)
+        return;
+    int64_t now = pt_ticks();
+    if (s->late_on)
+        atomic_store_explicit(&s->last_issue_ticks, now, memory_order_relaxed);
+    if (last) {
+        int64_t from = atomic_load_explicit(&s->span_from_ticks, memory_order_relaxed);
+        int span = from && now - from < s->late_begin_ticks ? PT_SPAN_QUICK : PT_SPAN_LONG;
+        atomic_store_explicit(&s->span, span, memory_order_relaxed);
+    }
+}
+
 void pt_timer_round_reset(pt_request *req)
 {
     /* Under the lock: a flush from another thread (the progress thread) may
@@ -83,6 +125,7 @@ void pt_timer_round_reset(pt_request *req)
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
     update_watch(req);
+    update_late_watch(s);
     s->nruns = s->stall_flushed = 0;
     s->any_alone = 0;
     atomic_store_explicit(&s->alone_sent, 0, memory_order_relaxed);
@@ -302,6 +345,8 @@ int64_t pt_timer_late_begin_ns(const pt_request *req)
 int pt_timer_split_if_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
+    if (s->late_begin_ticks && !atomic_load_explicit(&s->span_from_ticks, memory_order_relaxed))
+        atomic_store_explicit(&s->span_from_ticks, pt_ticks(), memory_order_relaxed); /* the round's first group */
     int64_t quiet = atomic_load_explicit(&s->last_issue_ticks, memory_order_relaxed);
     if (!quiet || s->lone_waits || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
         pt_ticks() - quiet < s->late_begin_ticks)

@@ -17,9 +17,17 @@ int pt_timer_send_alone(pt_request *req, int g, int p);
 /* How long after the round's last hand-over of a group a group that begins
  * is late (delta_ns is set). */
 int64_t pt_timer_late_begin_ns(const pt_request *req);
+/* Rounds in a row whose marking took less than that, after which the rule
+ * that splits a group that begins late rests until a round takes longer
+ * (timer_flush.c: update_late_watch). */
+#define PT_LATE_WATCH_ROUNDS 16
 /* Group g's first partition was just marked: if the group begins late, split
  * it now and return 1; the caller then sends that partition as a late one. */
 int pt_timer_split_if_late(pt_request *req, int g);
+/* A group was just handed over (after its send): stamped for the late-begin
+ * rule in the rounds it is on, and the round's marking span measured at its
+ * last hand-over (timer_flush.c: update_late_watch). */
+void pt_timer_handed_over(pt_request *req);
 /* A round has begun (every group open): the groups announced ahead for it
  * (PT_RUNS_AHEAD) start split, each partition to go alone at its mark. */
 void pt_timer_round_ahead(pt_request *req);

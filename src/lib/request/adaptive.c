@@ -844,8 +844,11 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                     "mark into a receive posted when the round starts", PT_AHEAD_ROUNDS);
             } else {
                 PUT("; a group of at most %d partitions that begins %.1f us or more after the round's last group "
-                    "went is split at its first mark",
-                    PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3);
+                    "went is split at its first mark (looked for in the first %d rounds and in the %d after any "
+                    "whose marking took that long; after %d quicker ones in a row, a laggard's first round sends "
+                    "the group whole)",
+                    PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3, PT_LATE_WATCH_ROUNDS,
+                    PT_LATE_WATCH_ROUNDS, PT_LATE_WATCH_ROUNDS);
                 if (!req->tp_ops->cheap_runs) {
                     PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
                         "posted when the round starts (the %s transport's runs wait for a header)",

@@ -61,6 +61,9 @@ enum { PT_GROUP_OPEN = 0, PT_GROUP_WHOLE = 1, PT_GROUP_SPLIT = 2, PT_GROUP_RUNS 
 /* Timer: rounds after one that split in which the mark that begins a group
  * wakes the progress thread (see pt_timer_round_reset). */
 #define PT_TIMER_WATCH_ROUNDS 16
+/* A round's marking span (first group begun to last group handed over):
+ * not seen, shorter than the late-begin pause, or as long or longer. */
+enum { PT_SPAN_UNSEEN, PT_SPAN_QUICK, PT_SPAN_LONG };
 
 /* Per user partition (sender, timer policy): 0 not ready, 1 ready, 2 sent in a run. */
 enum { PT_PART_IDLE = 0, PT_PART_READY = 1, PT_PART_SENT = 2 };
@@ -118,7 +121,14 @@ typedef struct pt_send_side {
     int lone_waits;             /* a partition sent alone would wait for a rendezvous handshake
                                    (pt_plan_lone_waits, over a transport whose runs are not cheap):
                                    a split sends the rest of its group in runs (timer_flush.c) */
-    _Atomic int64_t last_issue_ticks; /* when this round's latest group was handed over (pt_ticks; 0: none yet) */
+    _Atomic int64_t last_issue_ticks; /* when this round's latest group was handed over (pt_ticks; 0: none yet
+                                         or not stamped: a round in which late_on is clear) */
+    int late_on;                   /* this round's hand-overs are stamped and its groups' beginnings
+                                      checked for a late one (timer_flush.c: update_late_watch) */
+    int late_rounds;               /* rounds left with late_on set */
+    _Atomic int64_t span_from_ticks; /* when this round's first group began (pt_ticks; 0: not yet) */
+    atomic_int span;               /* PT_SPAN_*: how long this round's marking took, as its last
+                                      hand-over saw it */
     int64_t late_begin_ticks;      /* a group that begins this long (pt_ticks; pt_timer_late_begin_ns
                                       in ns) after it begins late and is split at once
                                       (pt_timer_split_if_late; 0: the request never splits) */
