@@ -19,8 +19,9 @@ static inline int64_t pt_now_ns(void)
 /* Ticks: a cheaper clock for intervals measured on the marking path, where
  * the timer's late-begin rule reads the clock at every group's first mark
  * and hand-over: with clock_gettime (33 ns a read here) the rule cost the
- * timer 3-4% against `model` at 64 KiB in 16-128 partitions; the TSC takes
- * 13 ns.
+ * timer 3-4% against `model` at 64 KiB in 16-128 partitions; the TSC took
+ * 13 ns (28-30 ns on 2026-11-29, still 2-5% at 64 KiB in 128-512: so the
+ * rule now rests while rounds are quick, timer_flush.c: update_late_watch).
  * Ticks are the TSC on x86-64 when the kernel keeps its own time with it
  * (then it is invariant and the same on every core), else CLOCK_MONOTONIC
  * nanoseconds (before pt_ticks_init, too). Only differences of two readings
