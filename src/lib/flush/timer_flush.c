@@ -90,7 +90,6 @@ static void update_watch(pt_request *req)
  * round of a laggard that holds a whole group back, after a quick stretch,
  * sends that group whole, as `model` does; the rounds after it are split as
  * before. A request starts with the rule on. Caller holds split_lock. */
-
 static void update_late_watch(pt_send_side *s)
 {
     int span = atomic_exchange_explicit(&s->span, PT_SPAN_UNSEEN, memory_order_relaxed);
