@@ -163,7 +163,7 @@ static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int roun
         const char *rests = strstr(why, " quicker ones in a row"); /* "after N quicker ones in a row" */
         while (rests && rests > why && strncmp(rests, "after ", 6))
             rests--;
-        *rests_after = rests ? atoi(rests + strlen("after ")) : 0;
+        *rests_after = rests && !strncmp(rests, "after ", 6) ? atoi(rests + strlen("after ")) : 0;
         CHECK(*rests_after > 0, "why does not say after how many quick rounds the late-begin rule rests: '%s'", why);
         CHECK((next == NULL) == fabric, "why says '%s'", why);
     }
