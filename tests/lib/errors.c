@@ -32,6 +32,53 @@ static void expect_says(int rc, int cls, const char *what, ...)
     va_end(ap);
 }
 
+/* MPI_Parrived on a partition that can never arrive: the error, within 10 s. */
+static int parrived_until_error(MPI_Request r, int p)
+{
+    double until = MPI_Wtime() + 10;
+    int flag = 0, rc = MPI_SUCCESS;
+    while (rc == MPI_SUCCESS && !flag && MPI_Wtime() < until)
+        rc = MPI_Parrived(r, p, &flag);
+    CHECK(!flag, "short send: receive partition %d, past the data sent, reported arrived", p);
+    return rc;
+}
+
+/* The sender sends less than the receive holds (sent doubles of PARTS): the
+ * data that comes is delivered, the partitions past it never arrive (their
+ * MPI_Parrived fails rather than spin for ever) and the round completes
+ * with MPI_ERR_OTHER, as in MPICH; before, every partition was reported
+ * arrived and MPI_Wait succeeded. */
+static void short_send(MPI_Comm c, int sent, const char *sent_says)
+{
+    double sbuf[PARTS], rbuf[PARTS] = { -1, -1, -1, -1 };
+    MPI_Request s, r;
+    OK(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, 2, c, MPI_INFO_NULL, &r));
+    OK(MPI_Psend_init(sbuf, sent ? sent : 1, sent ? 1 : 0, MPI_DOUBLE, 0, 2, c, MPI_INFO_NULL, &s));
+    for (int round = 0; round < 2; round++) {
+        OK(MPI_Start(&r));
+        OK(MPI_Start(&s));
+        for (int p = 0; p < sent; p++)
+            sbuf[p] = 100 * round + p;
+        OK(MPI_Pready_range(0, sent ? sent - 1 : 0, s));
+        OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        for (int p = 0; p < sent; p++) {
+            ptest_parrived_loop(r, p);
+            CHECK(rbuf[p] == 100 * round + p, "short send: partition %d holds %g, expected %d", p, rbuf[p],
+                  100 * round + p);
+        }
+        expect_says(parrived_until_error(r, sent), MPI_ERR_OTHER, "MPI_Parrived past a short send's data",
+                    "MPI_Parrived", sent_says, "holds 32", NULL);
+        MPI_Status st;
+        expect_says(MPI_Wait(&r, &st), MPI_ERR_OTHER, "MPI_Wait of a short send", "MPI_Wait", sent_says,
+                    "holds 32", NULL);
+        int n = -1;
+        MPI_Get_count(&st, MPI_DOUBLE, &n);
+        CHECK(n == sent, "short send: the status counts %d doubles, %d were sent", n, sent);
+    }
+    OK(MPI_Request_free(&s));
+    OK(MPI_Request_free(&r));
+}
+
 /* NULL pointers and negative counts in the calls partita wraps: MPI_ERR_ARG
  * or MPI_ERR_COUNT naming the call and the argument, never a crash (each
  * of these segfaulted in the interposer before); an uncommitted datatype is
@@ -265,6 +312,8 @@ int main(int argc, char **argv)
                 "holds 16", NULL);
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));
+    short_send(c, 2, "16 bytes");
+    short_send(c, 0, "0 bytes");
     null_arguments(c);
     impossible_sizes(c);
     return ptest_finish("errors");

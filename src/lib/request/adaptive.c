@@ -523,10 +523,10 @@ static int build_recv(pt_request *req, const int64_t *c)
     r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
     r->split = 0, r->group_missing = NULL, r->sin = NULL;
     pt_recv_plan_build(req); /* the staging buffer, if any, is shared */
-    if (r->error && r->error != PT_E_TRUNCATE)
+    if (pt_recv_error_stops(r->error))
         return -1;
     req->tp_ops->recv_setup(req);
-    if (r->error && r->error != PT_E_TRUNCATE)
+    if (pt_recv_error_stops(r->error))
         return -1;
     r->split = (c[1] & PT_HS_FLAG_SPLIT) != 0;
     return 0;

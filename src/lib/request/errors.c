@@ -41,6 +41,8 @@ static const struct {
     [PT_E_FREE_ACTIVE] = { MPI_ERR_REQUEST, "partita: MPI_Request_free on an active partitioned request" },
     [PT_E_CANCEL_ACTIVE] = { MPI_ERR_REQUEST, "partita: MPI_Cancel on an active partitioned request" },
     [PT_E_TRUNCATE] = { MPI_ERR_TRUNCATE, "partita: the sender sends more data than the partitioned receive holds" },
+    /* MPI_ERR_OTHER, as MPICH's own partitioned path reports it: no data is lost, but partitions stay empty. */
+    [PT_E_SHORT] = { MPI_ERR_OTHER, "partita: the sender sends less data than the partitioned receive holds" },
     [PT_E_SETUP] = { MPI_ERR_OTHER, "partita: malformed set-up message from the sender" },
     [PT_E_NOT_INITIALISED] = { MPI_ERR_OTHER, "partita: not initialised (call Partita_Init_hook after MPI_Init)" },
     [PT_E_NO_MEM] = { MPI_ERR_NO_MEM, "partita: out of memory" },

@@ -31,6 +31,7 @@ typedef enum {
     PT_E_FREE_ACTIVE,      /* Request_free on an active request */
     PT_E_CANCEL_ACTIVE,    /* Cancel on an active partitioned request */
     PT_E_TRUNCATE,         /* the sender sends more than the receive buffer holds */
+    PT_E_SHORT,            /* the sender sends less than the receive buffer holds */
     PT_E_SETUP,            /* malformed set-up message */
     PT_E_NOT_INITIALISED,  /* Partita_Init_hook was not called */
     PT_E_NO_MEM,
@@ -40,6 +41,11 @@ typedef enum {
     PT_E_TRANSPORT,        /* the chosen transport cannot serve the request (deferred: r->error_call says why) */
     PT_E_COUNT_KINDS
 } pt_err;
+
+/* Whether a receive's deferred error stops its round's data. The sizes'
+ * mismatches do not: what the sender sends is delivered (as far as the
+ * receive holds it) and the error is reported when the round completes. */
+static inline int pt_recv_error_stops(int error) { return error && error != PT_E_TRUNCATE && error != PT_E_SHORT; }
 
 /* Register the error codes and messages (after MPI_Init). */
 int pt_errors_init(void);

@@ -73,11 +73,11 @@ static int setup(pt_request *req)
         return pt_adapt_recv_setup(req);
     }
     pt_recv_plan_build(req);
-    if (r->error && r->error != PT_E_TRUNCATE)
+    if (pt_recv_error_stops(r->error))
         return MPI_SUCCESS;
     req->tp_ops = ops;
     ops->recv_setup(req);
-    if (!r->error || r->error == PT_E_TRUNCATE)
+    if (!pt_recv_error_stops(r->error))
         r->split = (hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) != 0;
     return MPI_SUCCESS;
 }
@@ -86,7 +86,7 @@ static int setup(pt_request *req)
 static int begin_round(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;
-    if (r->error && r->error != PT_E_TRUNCATE)
+    if (pt_recv_error_stops(r->error))
         return MPI_SUCCESS;
     if (r->adapt) { /* the round's layout; deferred until the sender's schedule is in */
         int rc = MPI_SUCCESS;
@@ -147,7 +147,7 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
     } else if (r->deferred && (rc = begin_round(req)) != MPI_SUCCESS) {
         return rc;
     }
-    if ((r->error && r->error != PT_E_TRUNCATE) || r->deferred)
+    if (pt_recv_error_stops(r->error) || r->deferred)
         return MPI_SUCCESS;
     return req->tp_ops->recv_progress(req, lo, hi);
 }
@@ -161,7 +161,7 @@ int pt_recv_round_done(const pt_request *req)
 {
     const pt_recv_side *r = &req->u.r;
     return req->proc_null ||
-           (r->ready && ((r->error && r->error != PT_E_TRUNCATE) ||
+           (r->ready && (pt_recv_error_stops(r->error) ||
                          (!r->deferred && r->ndone == r->ntrans && req->tp_ops->recv_settled(req))));
 }
 
@@ -182,8 +182,8 @@ void pt_recv_fill_status(const pt_request *req, MPI_Status *status)
                                                     : pt_error_code((pt_err)r->error);
     PMPI_Status_set_elements_x(status, MPI_BYTE,
                                r->error == PT_E_TRUNCATE ? (MPI_Count)(req->part_bytes * (size_t)req->partitions)
-                               : r->error               ? 0
-                                                        : (MPI_Count)r->sent_bytes);
+                               : pt_recv_error_stops(r->error) ? 0
+                                                               : (MPI_Count)r->sent_bytes);
     PMPI_Status_set_cancelled(status, 0);
 }
 
@@ -297,6 +297,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
     if (*flag && r->adapt_measure)
         count_true(req);
+    if (!*flag && rc == MPI_SUCCESS && r->ready && pt_recv_past_data(req, partition))
+        return pt_recv_report_error(req, "MPI_Parrived"); /* it would never be true */
     return rc;
 }
 
@@ -304,13 +306,22 @@ int pt_recv_report_error(pt_request *req, const char *call)
 {
     pt_recv_side *r = &req->u.r;
     size_t holds = req->part_bytes * (size_t)req->partitions;
+    size_t sent_part = r->sent_bytes / (size_t)(r->sparts ? r->sparts : 1);
     switch (r->error) {
     case PT_E_TRUNCATE:
         return pt_fail(req->comm, PT_E_TRUNCATE, call,
                        "the sender sends %zu bytes per round (%d partitions of %zu bytes), the partitioned receive "
                        "holds %zu (%d partitions of %zu bytes), round %d; the first %zu bytes were delivered",
-                       r->sent_bytes, r->sparts, r->sent_bytes / (size_t)(r->sparts ? r->sparts : 1), holds,
-                       req->partitions, req->part_bytes, pt_request_round(req), holds);
+                       r->sent_bytes, r->sparts, sent_part, holds, req->partitions, req->part_bytes,
+                       pt_request_round(req), holds);
+    case PT_E_SHORT:
+        return pt_fail(req->comm, PT_E_SHORT, call,
+                       "the sender sends %zu bytes per round (%d partitions of %zu bytes), the partitioned receive "
+                       "holds %zu (%d partitions of %zu bytes), round %d: sizes must match; the %zu bytes were "
+                       "delivered, receive partitions from %zu on never arrive",
+                       r->sent_bytes, r->sparts, sent_part, holds, req->partitions, req->part_bytes,
+                       pt_request_round(req), r->sent_bytes,
+                       req->part_bytes ? (r->sent_bytes + req->part_bytes - 1) / req->part_bytes : 0);
     case PT_E_INTERNAL:
         return pt_fail_mpi(req->comm, r->error_code, call, r->error_call);
     case PT_E_TRANSPORT:

@@ -19,7 +19,9 @@ static void overlap(const pt_request *req, int j, int *lo, int *hi)
 {
     const pt_recv_side *r = &req->u.r;
     size_t a = r->tstart[j], b = r->tstart[j + 1];
-    if (r->sent_bytes == 0 || req->part_bytes == 0) {
+    if (r->sent_bytes == 0 && req->part_bytes > 0) {
+        *lo = 1, *hi = 0; /* no data for a receive that wants some (PT_E_SHORT): no partition arrives */
+    } else if (r->sent_bytes == 0 || req->part_bytes == 0) {
         /* Nothing to measure in bytes: map by partition index instead. */
         long long first = ptm_group_first(r->sparts, r->ntrans, j);
         long long end = ptm_group_first(r->sparts, r->ntrans, j + 1);
@@ -41,9 +43,12 @@ void pt_recv_plan_build(pt_request *req)
     const int64_t *hs = r->hs;
     /* Too much data: still receive it (into scratch space) so that the sender
      * completes, and report the truncation when the round completes. */
-    int truncated = r->sent_bytes > req->part_bytes * (size_t)req->partitions;
+    size_t holds = req->part_bytes * (size_t)req->partitions;
+    int truncated = r->sent_bytes > holds;
     if (truncated)
         r->error = PT_E_TRUNCATE;
+    else if (r->sent_bytes < holds)
+        r->error = PT_E_SHORT; /* erroneous, as MPICH finds it too: the partitions past the data never arrive */
     int N = r->ntrans, P = req->partitions;
     int split = (hs[PT_HS_FLAGS] & PT_HS_FLAG_SPLIT) != 0;
     r->tstart = malloc(((size_t)N + 1) * sizeof *r->tstart);
@@ -97,8 +102,13 @@ void pt_recv_plan_reset(pt_request *req)
         memset(r->sin, 0, (size_t)r->sparts);
     }
     for (int p = 0; p < req->partitions; p++)
-        if (r->need[p] == 0)
+        if (r->need[p] == 0 && !pt_recv_past_data(req, p))
             partition_in(req, p); /* no data comes for it */
+}
+
+int pt_recv_past_data(const pt_request *req, int p)
+{
+    return req->u.r.error == PT_E_SHORT && (size_t)p * req->part_bytes >= req->u.r.sent_bytes;
 }
 
 void pt_recv_plan_free(pt_request *req)
@@ -125,7 +135,7 @@ static void unpack(pt_request *req, int p)
 {
     pt_recv_side *r = &req->u.r;
     size_t first = (size_t)p * req->part_bytes;
-    if (!r->staging || (r->error && r->error != PT_E_TRUNCATE) || first >= r->sent_bytes || req->type_size == 0)
+    if (!r->staging || pt_recv_error_stops(r->error) || first >= r->sent_bytes || req->type_size == 0)
         return;
     size_t len = r->sent_bytes - first < req->part_bytes ? r->sent_bytes - first : req->part_bytes;
     if (req->contiguous) {
@@ -189,7 +199,7 @@ static void run_in(pt_request *req, int first, int count)
     pt_recv_side *r = &req->u.r;
     size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
     memset(r->sin + first, 1, (size_t)count);
-    if ((r->error && r->error != PT_E_TRUNCATE) || rbytes == 0 || sbytes == 0)
+    if (pt_recv_error_stops(r->error) || rbytes == 0 || sbytes == 0)
         return;
     if (sbytes == rbytes) { /* the same partitions on both sides: each sender partition is one receive partition */
         for (int p = first; p < first + count && p < req->partitions; p++)

@@ -173,7 +173,8 @@ typedef struct pt_recv_side {
     atomic_int last_miss;    /* the partition of the last miss */
     char *staging;           /* non-contiguous receive types: bytes land here first */
     char *dest;              /* where byte 0 of the message lands (user buffer or staging) */
-    int error;               /* pt_err kind detected (e.g. PT_E_TRUNCATE), reported at completion */
+    int error;               /* pt_err kind detected (e.g. PT_E_TRUNCATE), reported at completion
+                                (pt_recv_error_stops: whether the data still flows) */
     int error_code;          /* PT_E_INTERNAL: the internal call's code, and its name */
     const char *error_call;
     /* timer policy: groups that may come in runs (the group accounting) */
@@ -287,6 +288,8 @@ void pt_recv_plan_build(pt_request *req);
 /* A round begins: nothing is in yet (partitions no data comes for are). */
 void pt_recv_plan_reset(pt_request *req);
 void pt_recv_plan_free(pt_request *req);
+/* Partition p lies wholly past the data the sender sends (PT_E_SHORT): it never arrives. */
+int pt_recv_past_data(const pt_request *req, int p);
 
 /* The progress lock is taken only when MPI calls may overlap. A serial
  * request's calls never do (the application serialises them, and a progress
