@@ -1,6 +1,7 @@
 /* Aggregation settings: environment (PARTITA_*) and per-request info keys (partita_*). */
 #include "request/settings.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +51,19 @@ static int one_of(const char *const names[], int n, const char *value, const cha
     return -1;
 }
 
+/* Plain decimal text: digits (integer), or digits, '.' and an exponent,
+ * starting with a digit or '.'. strtod and strtoll alone also take leading
+ * blanks, a sign, hexadecimal ("0x10") and "inf". */
+static int plain_number(const char *v, int integer)
+{
+    if (!isdigit((unsigned char)v[0]) && (integer || v[0] != '.'))
+        return 0;
+    for (const char *c = v; *c; c++)
+        if (!isdigit((unsigned char)*c) && (integer || !strchr(".eE+-", *c)))
+            return 0;
+    return 1;
+}
+
 /* One setting given as text: `what` names its source in messages. */
 static int apply(pt_settings *s, const char *key, const char *value, const char *what, char *err,
                  size_t errlen)
@@ -71,7 +85,7 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
     if (!strcmp(key, "min_bytes") || !strcmp(key, "transport_parts")) {
         long long v = strtoll(value, &end, 10);
         long long max = !strcmp(key, "min_bytes") ? (1LL << 40) : (1LL << 30);
-        if (end == value || *end || errno || v < (key[0] == 'm' ? 0 : 1) || v > max) {
+        if (!plain_number(value, 1) || end == value || *end || errno || v < (key[0] == 'm' ? 0 : 1) || v > max) {
             snprintf(err, errlen, "%s='%s' is not an integer in [%d, %lld]", what, value,
                      key[0] == 'm' ? 0 : 1, max);
             return -1;
@@ -84,8 +98,8 @@ static int apply(pt_settings *s, const char *key, const char *value, const char 
     }
     if (!strcmp(key, "delta_us") || !strcmp(key, "delay_us")) {
         double v = strtod(value, &end);
-        if (end == value || *end || errno || !isfinite(v) || v < 0 || v > 1e9) {
-            snprintf(err, errlen, "%s='%s' is not a number of microseconds >= 0", what, value);
+        if (!plain_number(value, 0) || end == value || *end || errno || !isfinite(v) || v < 0 || v > 1e9) {
+            snprintf(err, errlen, "%s='%s' is not a number of microseconds in [0, 1e9]", what, value);
             return -1;
         }
         if (!strcmp(key, "delta_us"))
