@@ -89,6 +89,7 @@ static const char USAGE[] =
     "                  microseconds after the second (a sleep); needs P >= 2\n"
     "  -l LAUNCH       a launch number, written in the output\n"
     "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
+    "  --format lines  only the JSON lines on stdout (the default)\n"
     "  -h, --help      this text\n"
     "Output: one JSON line per (size, partitions, implementation) with the median and quartiles\n"
     "of t_part_us (last arrival - first mark) and t_last_us (last arrival - last mark), and\n"
@@ -224,15 +225,27 @@ static void parse(int argc, char **argv, int rank, opts *o)
                 fputs(USAGE, stdout);
             MPI_Finalize();
             exit(0);
-        default: settle_arguments("unknown option or missing value (--help lists the options)");
+        default: {
+            char msg[256]; /* optind has moved past the option getopt could not take */
+            snprintf(msg, sizeof msg, "'%.100s': unknown option, or an option without its value (--help lists the options)",
+                     argv[optind - 1]);
+            settle_arguments(msg);
+        }
         }
     }
-    if (optind < argc)
-        settle_arguments("unexpected argument (--help lists the options)");
+    if (optind < argc) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "unexpected argument '%.100s' (--help lists the options)", argv[optind]);
+        settle_arguments(msg);
+    }
     if (o->output && !*o->output)
         settle_arguments("--output: an empty value is not allowed");
-    if (format && strcmp(format, "json") && strcmp(format, "lines"))
-        settle_arguments("--format must be json or lines");
+    if (format && strcmp(format, "json") && strcmp(format, "lines")) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "--format '%.60s': must be json or lines (the default: JSON lines on stdout only)",
+                 format);
+        settle_arguments(msg);
+    }
     if (o->output && !(format && !strcmp(format, "json")))
         settle_arguments("--output needs --format json");
     if (format && !strcmp(format, "json") && !o->output)
@@ -264,9 +277,15 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     snprintf(buf, sizeof buf, "%s", impls);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        if (o->nimpls == MAX_IMPLS || parse_impl(t, &o->impls[o->nimpls]))
-            settle_arguments("-I: at most 16 of native, single, bulk, none, model, timer, timer:US, adaptive, fixed:K "
-                      "(libpartita's as POLICY@mpi|fabric|auto too)");
+        if (o->nimpls == MAX_IMPLS)
+            settle_arguments("-I: at most 16 implementations");
+        if (parse_impl(t, &o->impls[o->nimpls])) {
+            char bad[400];
+            snprintf(bad, sizeof bad,
+                     "-I: '%.60s' is not one of native, single, bulk, none, model, timer, timer:US (US >= 0), "
+                     "adaptive, fixed:K (K in [1, 2^30]); libpartita's as POLICY@mpi|fabric|auto too", t);
+            settle_arguments(bad);
+        }
         for (int k = 0; k < o->nimpls; k++)
             if (!strcmp(o->impls[k].name, o->impls[o->nimpls].name)) {
                 char twice[96];
