@@ -218,10 +218,20 @@ int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions,
     return lone_pieces(s, part_bytes, partitions, ntrans, contiguous, &past);
 }
 
+/* From this size a partition's own copy dwarfs the handshake it waits for
+ * alone, and runs only add their header and the wait for a stall: under
+ * `partita-adapt-bench -L 100` (progress thread on, 8 interleaved launches)
+ * the timer sent a laggard's block of 256 KiB-1 MiB partitions in runs at
+ * 0.92-0.99 of `none`'s speed after the last mark (4 MiB in 8 and 16: 0.92,
+ * 0.95), with launches down to 0.43-0.66 where the progress thread found the
+ * stall late; alone, announced ahead, at 0.99-1.00 (launches 0.81-1.02),
+ * giving up 3.5% at 16 MiB in 64 where runs led (docs/library.md). */
+#define PT_LONE_CHEAP_BYTES ((size_t)256 << 10)
+
 int pt_plan_lone_waits(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous)
 {
     int past, k = lone_pieces(s, part_bytes, partitions, ntrans, contiguous, &past);
-    return past && k == 1;
+    return past && k == 1 && part_bytes < PT_LONE_CHEAP_BYTES;
 }
 
 long long pt_plan_delta_ns(const pt_settings *s, size_t group_bytes, int group_parts)

@@ -78,9 +78,10 @@ static inline int pt_plan_group_of(int parts, int ngroups, int s)
 #define PT_EAGER_PIECES_MAX_MESSAGES 192
 int pt_plan_late_pieces(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous);
 /* Whether a partition sent alone over MPI point-to-point goes as one message
- * past MPI's eager limit, so waits for a rendezvous handshake: past the limit
- * and pt_plan_late_pieces refuses pieces. The timer then sends the rest of a
- * split group in runs (flush/timer_flush.c). */
+ * past MPI's eager limit, so waits for a rendezvous handshake that costs
+ * about as much as its copy: past the limit, pt_plan_late_pieces refuses
+ * pieces, and the partition is under 256 KiB. The timer then sends the rest
+ * of a split group in runs (flush/timer_flush.c). */
 int pt_plan_lone_waits(const pt_settings *s, size_t part_bytes, int partitions, int ntrans, int contiguous);
 /* Timer policy: hold time, in ns, of a partly ready group of group_parts
  * partitions and group_bytes bytes: the settings' delta, or the model's

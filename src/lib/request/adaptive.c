@@ -833,7 +833,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 PUT("and the later ones in runs (at the group's last mark, or when its marking stalls again) when "
                     "they lie in blocks, each at its mark when they lie scattered: alone, a partition of %zu bytes "
                     "would wait for MPI's rendezvous handshake (past the eager limit, with too many pieces to split "
-                    "it)", req->part_bytes);
+                    "it, and under 256 KiB, where that wait is about its copy's time)", req->part_bytes);
             else
                 PUT("each later one at its mark");
             if (ss->thread_only)
