@@ -36,8 +36,11 @@ void ptr_after_init(void)
     int bad_clock = clock && *clock && strcmp(clock, "monotonic") != 0;
     if (bad_clock)
         snprintf(err, sizeof err, "PARTITA_TRACE_CLOCK='%s' is not 'monotonic' (unset: the TSC where usable)", clock);
+    /* The folder is made now: a run must not end, perhaps hours later, with
+     * its trace lost and an exit status of 0 from a program that ignores
+     * MPI_Finalize's error. */
     if (bad_clock || ptr_events_setup(getenv("PARTITA_TRACE_EVENTS"), err, sizeof err) != 0 ||
-        ptr_registry_setup() != 0) {
+        ptr_registry_setup() != 0 || ptr_dir_ready(trace_dir, err, sizeof err) != 0) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0) {
@@ -95,9 +98,10 @@ int ptr_before_finalize(void)
     return ptr_write(trace_dir, rank, size, &clock, time_ns, calls) == 0 ? MPI_SUCCESS : MPI_ERR_FILE;
 }
 
-/* An unwritable folder cannot change the program's exit status: the file is
- * not written, one line on stderr names it, and MPI_Finalize returns
- * MPI_ERR_FILE after finalizing MPI. */
+/* A folder that became unwritable after MPI_Init (checked there) cannot
+ * change the program's exit status: the file is not written, one line on
+ * stderr names it, and MPI_Finalize returns MPI_ERR_FILE after finalizing
+ * MPI. */
 PTR_EXPORT int MPI_Finalize(void)
 {
     int traced = ptr_before_finalize();

@@ -244,6 +244,14 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
+int ptr_dir_ready(const char *dir, char *err, size_t errlen)
+{
+    if (make_dirs(dir) == 0 && access(dir, W_OK | X_OK) == 0)
+        return 0;
+    snprintf(err, errlen, "cannot create the trace folder %s: %s (nothing was traced)", dir, strerror(errno));
+    return -1;
+}
+
 int ptr_write(const char *dir, int rank, int size, const ptr_clock *clock, const int64_t time_ns[CAT_COUNT],
               const int64_t calls[CAT_COUNT])
 {
