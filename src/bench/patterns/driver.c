@@ -305,6 +305,21 @@ void pat_compute(const pt_common *c, double base_us, int thread, long iter)
     pt_compute_us(c->compute_mode, pt_noise_draw_us(&c->noise, base_us, (uint64_t)c->seed, thread, c->threads, iter));
 }
 
+#define PAT_MAX_COMPUTE_S 3600.0
+
+void pat_require_compute_time(pt_ctx *ctx, const pt_common *c, double compute_us, double steps, int cases)
+{
+    double s = compute_us * steps * (double)cases * (double)(c->iterations + c->warmup) / 1e6;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "the run would compute for about %.1f hours (%.4g us a step, %.0f step%s an iteration, %d case%s of %d "
+             "iterations and %d warm-up; --compute and --cell-ns set it): at most 1 hour; lower --cell-ns, --compute, "
+             "--grid or --iterations",
+             s / 3600, compute_us, steps, steps == 1 ? "" : "s", cases, cases == 1 ? "" : "s", c->iterations,
+             c->warmup);
+    pt_check_all(ctx, !(s <= PAT_MAX_COMPUTE_S), msg);
+}
+
 void pat_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, double cell_ns)
 {
     pt_require_compute_for_noise(ctx, c, c->compute_us > 0.0 || cell_ns > 0.0, "--compute 0, --cell-ns 0",

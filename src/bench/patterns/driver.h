@@ -90,5 +90,10 @@ void pat_compute(const pt_common *c, double base_us, int thread, long iter);
  * cells): with both 0 they would change nothing, so they are refused (pt_fail). delay adds its
  * microseconds to the compute, so it stays meaningful without one (a thread that is late). */
 void pat_require_compute_for_noise(pt_ctx *ctx, const pt_common *c, double cell_ns);
+/* A run whose compute alone (compute_us per step, `steps` steps an iteration,
+ * every case's warm-up and timed iterations) would last more than an hour is
+ * refused before anything runs, naming the estimate: --cell-ns is per cell,
+ * and on a large grid a plausible-looking value meant a day. Collective. */
+void pat_require_compute_time(pt_ctx *ctx, const pt_common *c, double compute_us, double steps, int cases);
 
 #endif

@@ -154,6 +154,9 @@ int main(int argc, char **argv)
     pat_field field;
     int failed = pat_field_alloc(&field, grid.local, 1, h.fields) != 0;
     pt_check_all(&ctx, failed, "cannot allocate the cells");
+    long long cells = (long long)grid.local[0] * grid.local[1] * grid.local[2] * h.fields;
+    double compute_us = c->compute_us + h.cell_ns * (double)cells / c->threads / 1e3;
+    pat_require_compute_time(&ctx, c, compute_us, 1, h.modes.n);
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_EXCHANGE};
     if (ctx.rank == 0)
@@ -161,8 +164,6 @@ int main(int argc, char **argv)
 
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    long long cells = (long long)grid.local[0] * grid.local[1] * grid.local[2] * h.fields;
-    double compute_us = c->compute_us + h.cell_ns * (double)cells / c->threads / 1e3;
     static const int dims_dirs[3][2] = {{0, 1}, {2, 3}, {4, 5}};
     static const int all_dirs[6] = {0, 1, 2, 3, 4, 5};
     int failures = 0;

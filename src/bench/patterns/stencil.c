@@ -158,6 +158,8 @@ int main(int argc, char **argv)
     pat_field field;
     int failed = pat_field_alloc(&field, grid.local, s.ghost, s.vars) != 0;
     pt_check_all(&ctx, failed, "cannot allocate the cells");
+    double compute_us = c->compute_us + s.cell_ns * (double)(owned * s.vars) / c->threads / 1e3;
+    pat_require_compute_time(&ctx, c, compute_us, 1, s.strategies.n);
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_EXCHANGE};
     if (ctx.rank == 0)
@@ -165,7 +167,6 @@ int main(int argc, char **argv)
 
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    double compute_us = c->compute_us + s.cell_ns * (double)(owned * s.vars) / c->threads / 1e3;
     int dirs[PAT_NDIRS];
     for (int d = 0; d < PAT_NDIRS; d++)
         dirs[d] = d;

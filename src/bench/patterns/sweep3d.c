@@ -468,6 +468,8 @@ int main(int argc, char **argv)
     pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     int nkb = grid.local[2] / s.kba;
+    double block = (double)grid.local[0] * grid.local[1] * s.kba * s.values;
+    pat_require_compute_time(&ctx, c, c->compute_us + s.cell_ns * block / c->threads / 1e3, 8.0 * nkb, s.modes.n);
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_SWEEP};
     if (ctx.rank == 0)
