@@ -360,6 +360,19 @@ int main(int argc, char **argv)
     int status = 0;
     if (ctx.rank == 0) {
         params.o_pready = 0.0; /* not measured by this tool (docs/model.md) */
+        /* G of 0 in every segment (-m 1:8: the sizes are too small to show a cost per
+         * byte) makes the model price all bytes as free: say so, it was saved without a
+         * word. (A segment of small sizes fits G = 0 in an ordinary run.) */
+        size_t lo = SIZE_MAX, hi = 0;
+        int priced = 0;
+        for (size_t k = 0; k < n; k++)
+            lo = samples[k].bytes < lo ? samples[k].bytes : lo, hi = samples[k].bytes > hi ? samples[k].bytes : hi;
+        for (int i = 0; i < params.nseg; i++)
+            priced |= params.seg[i].G > 0;
+        if (!priced)
+            fprintf(stderr,
+                    "partita-loggp: warning: G is 0 in every segment, no cost per byte was seen (sizes %zu to %zu "
+                    "bytes): the model will take bytes as free; measure larger sizes too (-m)\n", lo, hi);
         char *extra = extra_members(&ctx, &cfg, samples, n);
         if (cfg.c.format == PT_FORMAT_JSON) {
             if (ptm_params_write(ctx.out, &params, extra, err, sizeof err)) {

@@ -97,7 +97,17 @@ static void params_bad_files(void)
             "segment 0: missing \"G\"");
     rejects("negative.json",
             "{\"schema\": \"partita.loggp/1\", \"segments\": [{\"L\":-1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
-            "L must be a finite number >= 0");
+            "L is -1: not a plausible cost (a finite number in [0, 1e9])");
+    /* accepted by the library while the CLI refused it */
+    rejects("hugeG.json",
+            "{\"schema\": \"partita.loggp/1\", \"segments\": [{\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":1e300}]}",
+            "segment 0: G is 1e+300: not a plausible cost");
+    /* the last segment's bound is not used, but one below the previous is a file out of order (it was accepted) */
+    rejects("order-last.json",
+            "{\"schema\": \"partita.loggp/1\", \"segments\": ["
+            "{\"max_bytes\":100,\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1},"
+            "{\"max_bytes\":50,\"L\":1,\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
+            "segment 1: \"max_bytes\" 50 is not larger than the previous segment's 100");
     rejects("string.json",
             "{\"schema\": \"partita.loggp/1\", \"segments\": [{\"L\":\"1\",\"o_s\":1,\"o_r\":1,\"g\":1,\"G\":0.1}]}",
             "\"L\" must be a number");

@@ -91,7 +91,10 @@ void ptm_params_default_for(ptm_params *p, const char *mpi_version)
     p->max_eager_messages = 32;
 }
 
-static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
+/* A cost beyond this (us, or us a byte for G) is no measurement: the model's
+ * times overflow or lose every digit (the CLI's bound too). */
+#define PTM_MAX_COST 1e9
+static int plausible(double v) { return isfinite(v) && v >= 0 && v <= PTM_MAX_COST; }
 
 int ptm_params_check(const ptm_params *p, char *err, size_t errlen)
 {
@@ -99,8 +102,8 @@ int ptm_params_check(const ptm_params *p, char *err, size_t errlen)
         snprintf(err, errlen, "needs 1 to %d segments, has %d", PTM_MAX_SEGMENTS, p->nseg);
         return -1;
     }
-    if (!finite_nonneg(p->o_pready)) {
-        snprintf(err, errlen, "o_pready must be a finite number >= 0");
+    if (!plausible(p->o_pready)) {
+        snprintf(err, errlen, "o_pready is %g: not a plausible cost (a finite number in [0, 1e9])", p->o_pready);
         return -1;
     }
     if (p->max_eager_messages < 0 || p->max_eager_messages > PTM_MAX_EAGER_LIMIT) {
@@ -112,8 +115,9 @@ int ptm_params_check(const ptm_params *p, char *err, size_t errlen)
         const double v[] = { s->L, s->o_s, s->o_r, s->g, s->G, s->handshake_us };
         static const char *names[] = { "L", "o_s", "o_r", "g", "G", "handshake_us" };
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-            if (!finite_nonneg(v[k])) {
-                snprintf(err, errlen, "segment %d: %s must be a finite number >= 0", i, names[k]);
+            if (!plausible(v[k])) {
+                snprintf(err, errlen, "segment %d: %s is %g: not a plausible cost (a finite number in [0, 1e9])", i,
+                         names[k], v[k]);
                 return -1;
             }
         }
@@ -212,6 +216,13 @@ static int params_from_json(const ptm_json *root, ptm_params *p, char *err, size
             d->max_bytes = SIZE_MAX;
         } else if (mb && mb->type == PTM_JSON_NUMBER && mb->number >= 1 && mb->number < 9.0e15 &&
                    mb->number == floor(mb->number)) {
+            /* The last segment covers every size above the one before: a bound there is
+             * ignored, but one that is not above the previous is a file that lost its order. */
+            if (last && i > 0 && (size_t)mb->number <= p->seg[i - 1].max_bytes) {
+                snprintf(err, errlen, "%s: \"max_bytes\" %.0f is not larger than the previous segment's %zu", where,
+                         mb->number, p->seg[i - 1].max_bytes);
+                return -1;
+            }
             d->max_bytes = last ? SIZE_MAX : (size_t)mb->number;
         } else {
             snprintf(err, errlen, "%s: \"max_bytes\" must be a positive integer%s", where,
