@@ -8,8 +8,10 @@
  * round is run when the first is out of bounds (a passing disturbance may
  * starve the thread in one). Every byte is checked. Two cases:
  *
- * runs (default): 4 MiB in 4 partitions over MPI, so large that one sent
- * alone would wait for MPI's rendezvous handshake: a split group sends the
+ * runs (default): 1 MiB in 8 partitions over MPI, 128 KiB each: one sent
+ * alone would wait for MPI's rendezvous handshake, and is too small for its
+ * copy to dwarf that wait (from 256 KiB partitions go alone again; this case
+ * was 4 MiB in 4 until then): a split group sends the
  * rest of its partitions in runs (PT_GROUP_RUNS), at its last mark or when
  * its marking stalls again, so the thread keeps looking at it. Its next look
  * used to be due at the flush's time, already past, and the thread looked
@@ -59,7 +61,7 @@ typedef struct quiet_case {
 } quiet_case;
 
 static const quiet_case cases[] = {
-    {"runs", "mpi", 4 << 20, 4, "in runs", 1},
+    {"runs", "mpi", 1 << 20, 8, "in runs", 1},
     {"split", NULL, 16 << 10, 8, "each later one at its mark", 0},
 };
 
