@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 
 from . import __version__, commands
 
@@ -26,18 +28,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (`timeout`, a batch system, kill), raised like Ctrl-C's KeyboardInterrupt: unwinding
+    stops what partita started (launch.run_in_group kills the launch's process group)."""
+
+
+def _terminated(signum, frame):
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM's default action ended partita at once and left its launches running (signal handlers
+    # belong to the main thread: a caller's other thread keeps the default)
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if in_main else None
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("partita: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("partita: interrupted (SIGTERM)", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # output piped into e.g. `head`: stop quietly
         sys.stdout = None
         return 0
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

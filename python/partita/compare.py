@@ -68,8 +68,6 @@ def fmt(x: float | None, spec: str) -> str:
 
 
 def format_rows(rows: list[dict]) -> str:
-    if not rows:
-        return "# nothing in common to compare"
     table = [["# run", "impl", "case", "metric", "A", "B", "B/A", "verdict (95% CIs)"]]
     for r in rows:
         case = ",".join(f"{k}={v}" for k, v in r["case"].items() if k in ("bytes", "partitions", "threads"))

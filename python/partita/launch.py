@@ -8,6 +8,7 @@ PARTITA_POLICY=<policy>).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -16,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,6 +158,51 @@ def parse_impl(impl: str) -> tuple[str, str | None]:
     return kind, policy
 
 
+def canonical_impl(impl: str) -> str:
+    """The one spelling of an implementation: libpartita reads a policy name in any case and the N of
+    fixed<N> as a number, so partita:TIMER is partita:timer and partita:fixed04 partita:fixed4.
+    LaunchError for a name parse_impl refuses."""
+    kind, _, policy = impl.partition(":")
+    if kind == "partita":
+        name, at, transport = policy.partition("@")
+        impl = f"partita:{name.lower()}{at}{transport}"
+    kind, policy = parse_impl(impl)
+    if kind == "partita" and policy.startswith("fixed"):  # parse_impl checked the N
+        name, at, transport = policy.partition("@")
+        impl = f"partita:fixed{int(name[len('fixed'):])}{at}{transport}"
+    return impl
+
+
+def distinct_impls(impls: list[str], what: str) -> list[str]:
+    """The implementations in their one spelling (canonical_impl); LaunchError when two name the same
+    one: their launches would write the same result file, the second over the first."""
+    seen: dict[str, str] = {}
+    for impl in impls:
+        c = canonical_impl(impl)
+        if c in seen:
+            same = f"'{c}' twice" if impl == seen[c] else f"'{c}' twice, as '{seen[c]}' and '{impl}'"
+            raise LaunchError(f"{what} names the implementation {same}")
+        seen[c] = impl
+    return list(seen)
+
+
+# What an implementation sets (impl_env): a suite's env may not set them, or `native` could run
+# libpartita, or partita:timer another policy, under its own label
+IMPL_VARIABLES = ("LD_PRELOAD", "PARTITA_POLICY", "PARTITA_TRANSPORT_PARTS", "PARTITA_TRANSPORT")
+# Variables of the partita command itself and of its cluster launcher (scripts/cluster-mpiexec.sh),
+# not settings of the ranks
+CLI_VARIABLES = ("PARTITA_BUILD", "PARTITA_LAUNCHER", "PARTITA_CLUSTER_NAME", "PARTITA_MODEL_LIB")
+
+
+def inherited_settings() -> dict[str, str]:
+    """LD_PRELOAD and libpartita's PARTITA_* variables of partita's own environment. `partita run` keeps
+    them out of every launch, whose suite and implementation say what it runs: an inherited LD_PRELOAD
+    made `--impl native` run libpartita, an inherited PARTITA_POLICY changed a run that its results
+    did not record."""
+    return {k: v for k, v in sorted(os.environ.items())
+            if (k == "LD_PRELOAD" or k.startswith("PARTITA_")) and k not in CLI_VARIABLES}
+
+
 def impl_env(build: BuildInfo, impl: str) -> dict[str, str]:
     """Environment variables that select the implementation; partita:POLICY@TRANSPORT also sets
     libpartita's PARTITA_TRANSPORT."""
@@ -201,17 +248,21 @@ def unknown_policy(impl: str, env: dict[str, str], stderr: str) -> str | None:
 
 
 def check_launcher(launcher: str | None) -> None:
-    """A --launcher command must parse and its program must exist: LaunchError otherwise."""
+    """The launcher a launch uses (--launcher, else a non-empty $PARTITA_LAUNCHER: launch_command) must
+    parse and its program must exist: LaunchError otherwise."""
+    what = "--launcher"
     if launcher is None:
-        return
+        launcher, what = os.environ.get("PARTITA_LAUNCHER") or None, "$PARTITA_LAUNCHER"
+        if launcher is None:
+            return
     try:
         words = shlex.split(launcher)
     except ValueError as e:
-        raise LaunchError(f"--launcher {launcher!r}: {e}") from e
+        raise LaunchError(f"{what} {launcher!r}: {e}") from e
     if not words:
-        raise LaunchError("--launcher is empty")
+        raise LaunchError(f"{what} is empty")
     if shutil.which(words[0]) is None:
-        raise LaunchError(f"--launcher {launcher!r}: no such program {words[0]!r}")
+        raise LaunchError(f"{what} {launcher!r}: no such program {words[0]!r}")
 
 
 # Ranks that all start on this machine (no launcher placing them elsewhere) share its cores,
@@ -261,8 +312,9 @@ def launch_command(build: BuildInfo, program: str, args: list[str], np: int,
     return cmd + [exe, *args]
 
 
-def child_env(extra: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
+def child_env(extra: dict[str, str], drop: Collection[str] = ()) -> dict[str, str]:
+    """partita's environment without the variables `drop` names, with `extra` set."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     # Idle OpenMP threads sleep instead of spinning at barriers: with more threads
@@ -306,23 +358,30 @@ def run_in_group(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[s
     """Run cmd in a process group of its own: what it printed and whether it outlasted the timeout.
     Then the whole group is killed, the launcher and every rank it started on this host (killing
     only the launcher can leave ranks running, spinning on a core), and what it printed until
-    then is kept (the last lines before a hang say where it hung)."""
+    then is kept (the last lines before a hang say where it hung). So it is when partita is
+    interrupted, and the interruption goes on."""
     timed_out = False
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                           stdin=subprocess.DEVNULL, start_new_session=True) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException as e:
+            # past the timeout, or partita itself stopped (Ctrl-C; SIGTERM, which cli.main raises): the
+            # group is in a session of its own, so no terminal's Ctrl-C reaches it, and it is killed here
+            with contextlib.suppress(ProcessLookupError):  # already gone
+                os.killpg(proc.pid, signal.SIGKILL)
+            if not isinstance(e, subprocess.TimeoutExpired):
+                raise
             timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err), timed_out
 
 
 def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, impl: str = "native",
                 env: dict[str, str] | None = None, timeout: float = 600, launcher: str | None = None,
-                json_out: Path | None = None) -> RunOutcome:
-    """Run a harness benchmark with JSON output and return what happened (never raises on a failed run)."""
+                json_out: Path | None = None, drop: Collection[str] = ()) -> RunOutcome:
+    """Run a harness benchmark with JSON output and return what happened (never raises on a failed run).
+    `drop`: variables of partita's environment the launch does not get (child_env)."""
     extra = impl_env(build, impl)
     extra.update(env or {})
     tmp = None
@@ -333,7 +392,7 @@ def run_program(build: BuildInfo, program: str, args: list[str], np: int = 2, im
     full_args = [*args, "--format", "json", "--output", str(json_out)]
     cmd = launch_command(build, program, full_args, np, extra, launcher)
     try:
-        p, timed_out = run_in_group(cmd, child_env(extra), timeout)
+        p, timed_out = run_in_group(cmd, child_env(extra, drop), timeout)
         rc, out, err = p.returncode, p.stdout or "", p.stderr or ""
         if timed_out:
             rc = -1

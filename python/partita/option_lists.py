@@ -1,6 +1,9 @@
-"""Comma-separated option values, read alike by every command."""
+"""Option values read alike by every command: comma-separated lists, paths."""
 
 from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 
 def list_entries(text: str, what: str) -> list[str]:
@@ -10,3 +13,16 @@ def list_entries(text: str, what: str) -> list[str]:
     if any(not e.strip() for e in entries):
         raise ValueError(f"{what} has an empty entry (got '{text}')")
     return entries
+
+
+def nonempty(text: str) -> str:
+    """argparse type of a name or path: an empty one is refused, as the C programs refuse it (an empty
+    path is the current folder to pathlib: `--out ''` wrote the results there)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty value is not allowed")
+    return text
+
+
+def path_arg(text: str) -> Path:
+    """argparse type of a file or folder option (nonempty)."""
+    return Path(nonempty(text))

@@ -84,7 +84,11 @@ MEASURED_CASE_FIELDS = {"p2p": {"bytes": count(1), "partitions": count(1, 1 << 2
                         "mech": {"bytes": count(1), "partition_bytes": count(1)}}
 MANIFEST_FIELDS = {"suite": STRING, "description": STRING, "build": OBJECT}
 BUILD_FIELDS = {"lib_dir": STRING}
-RUN_FIELDS = {"launch": count(1), "launches": count(1), "args": STRINGS, "command": STRINGS}
+STATUSES = ("ok", "failed", "unavailable")   # what `partita run` writes of a launch
+STATUS = Kind("one of " + ", ".join(map(repr, STATUSES)), lambda v: v in STATUSES)
+WHOLE = Kind("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool))   # an exit code: -1, -9 too
+RUN_FIELDS = {"status": STATUS, "np": count(1), "exit_code": WHOLE, "duration_s": NUMBER, "launch": count(1),
+              "launches": count(1), "args": STRINGS, "command": STRINGS}
 
 
 def check_fields(where: str, obj: dict, fields: dict[str, Kind], needed: Collection[str] = ()) -> None:
@@ -141,6 +145,21 @@ def folder_blocker(target: Path) -> Path | None:
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     return None if folder.is_dir() else folder
+
+
+def output_file_problem(path: Path | None, option: str) -> str | None:
+    """What stops writing the output file a user named with `option`, as one line naming both: a file
+    where its folder should be (folder_blocker), or a folder that does not exist, which is never made (a
+    mistyped folder was made silently, at the file system's root too). None without a file (path None)
+    or when its folder is there."""
+    if path is None:
+        return None
+    blocker = folder_blocker(path)
+    if blocker is not None:
+        return f"{option} {path}: {blocker} is not a folder"
+    if not path.parent.is_dir():
+        return f"{option} {path}: the folder {path.parent} does not exist"
+    return None
 
 
 def _umask() -> int:
@@ -256,6 +275,11 @@ def load_run_dir(path: Path) -> dict:
             raise ResultError(f"{f}: runs[{i}]: 'result' is not a file name")
         check_fields(f"{f}: runs[{i}]:", r, RUN_FIELDS)
     return data
+
+
+def nothing_ran(manifest: dict) -> bool:
+    """Whether no launch of a results folder gave a result: each failed or was unavailable (or none is listed)."""
+    return not any(r.get("status") == "ok" for r in manifest.get("runs", []))
 
 
 def unreadable_results(folder: Path, manifest: dict) -> list[str]:

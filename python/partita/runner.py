@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .launch import BuildInfo, LaunchError, impl_env, run_program, unknown_policy
+from .launch import BuildInfo, LaunchError, impl_env, inherited_settings, run_program, unknown_policy
 from .results import RUN_SCHEMA
 from .suite import RunSpec, Suite
 
@@ -74,6 +74,11 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
     the suite is interrupted (it has "finished" once every launch is done).
     `meta`: more top-level manifest entries (e.g. "cluster": the hosts and link rate)."""
     jobs = launch_order(suite, impls_override, repeat_override)
+    # the suite and the implementation define these, not whoever started partita
+    dropped = inherited_settings()
+    if dropped:
+        print(f"partita run: warning: not passed to the launches (the suite and --impl set them): "
+              f"{', '.join(dropped)}", file=sys.stderr, flush=True)
     manifest = {
         "schema": RUN_SCHEMA,
         "suite": suite.name,
@@ -81,6 +86,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         "started": dt.datetime.now().isoformat(timespec="seconds"),
         "build": build.raw,
         "launcher": launcher,
+        "dropped_env": dropped,
         **(meta or {}),
         "runs": [],
     }
@@ -101,7 +107,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
             if impl in unknown:
                 raise LaunchError(unknown[impl])
             o = run_program(build, spec.program, spec.args, np=np, impl=impl, env=spec.env, timeout=spec.timeout,
-                            launcher=launcher, json_out=out / f"{base}.json")
+                            launcher=launcher, json_out=out / f"{base}.json", drop=dropped)
         except LaunchError as e:
             entry.update(status="unavailable", reason=str(e), duration_s=0.0)
             durations.append(0.0)
@@ -114,6 +120,7 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
         eta = fmt_eta(remaining_estimate(jobs, durations, i))
         (out / f"{base}.log").write_text(
             "$ " + " ".join(o.command) + "\n" + "".join(f"# {k}={v}\n" for k, v in o.env.items())
+            + (f"# not passed on from partita's environment: {', '.join(dropped)}\n" if dropped else "")
             + "--- stdout\n" + o.stdout + "--- stderr\n" + o.stderr)
         ok = o.returncode == 0 and o.result is not None
         entry.update(status="ok" if ok else "failed", exit_code=o.returncode, duration_s=round(dur, 2),

@@ -9,7 +9,9 @@
     np = 2                        # optional
     impl = ["native", "partita:timer"]   # optional, default ["native"]
     timeout = 120                 # seconds, optional (default 600)
-    env = {PARTITA_PROGRESS_THREAD = "1"}   # optional: extra environment of every run
+    env = {PARTITA_PROGRESS_THREAD = "1"}   # optional: extra environment of every run (strings; not
+                                            # LD_PRELOAD, PARTITA_POLICY, ...: IMPL_VARIABLES, which the
+                                            # implementation sets)
     description = "..."           # optional: what the run reproduces and how it is scaled down
                                   # (kept in the results folder's manifest)
     repeat = 3                    # optional (also at the top, for every run): launches of every
@@ -19,10 +21,14 @@
 from __future__ import annotations
 
 import math
+import re
+import reprlib
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from .launch import IMPL_VARIABLES
 
 
 class SuiteError(ValueError):
@@ -57,8 +63,12 @@ def load_suite(name_or_path: str) -> Suite:
     """A built-in suite by name (quick, patterns, ...) or a TOML file by path."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise SuiteError(f"{path}: no such suite file")
+        if path.is_dir():
+            raise SuiteError(f"{path}: a folder, not a suite file (a TOML file)")
+        if not path.is_file():  # /dev/null, a FIFO: never a suite, and a FIFO would block the read
+            raise SuiteError(f"{path}: not a regular file, so not a suite file (a TOML file)")
         try:
             text = path.read_text()
         except (OSError, ValueError) as e:  # ValueError: not UTF-8 text
@@ -89,7 +99,33 @@ def positive_int(value, what: str, most: int | None = None) -> int:
     return value
 
 
+# An environment variable's name as a shell writes it: anything else (`BAD=NAME`, "") cannot be passed on
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_env(env, where: str) -> dict[str, str]:
+    """A run's `env`: names of variables, string values, nothing the implementation chooses (IMPL_VARIABLES)."""
+    if not isinstance(env, dict):
+        raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")
+    for k, v in env.items():
+        if not ENV_NAME.fullmatch(k):
+            raise SuiteError(f"{where}: 'env' name {k!r} is not a variable name (letters, digits and _, "
+                             "not starting with a digit)")
+        if k in IMPL_VARIABLES:
+            raise SuiteError(f"{where}: 'env' sets {k}, which the implementation chooses (the run's 'impl' or "
+                             "--impl: native, partita:<policy>[@<transport>], partita:fixed<N>)")
+        if not isinstance(v, str):
+            raise SuiteError(f"{where}: 'env' {k} = {reprlib.repr(v)}: the value must be a string "
+                             f"({k} = \"...\")")
+        if "\0" in v:
+            raise SuiteError(f"{where}: 'env' {k} holds a NUL character, which no environment can carry")
+    return env
+
+
 def parse_suite(data: dict, name: str, label: str) -> Suite:
+    unknown = set(data) - {"description", "np", "repeat", "run"}
+    if unknown:
+        raise SuiteError(f"{label}: unknown key(s) {', '.join(sorted(unknown))}")
     default_np = data.get("np", 2)
     default_repeat = positive_int(data.get("repeat", 1), f"{label}: 'repeat'", MAX_REPEAT)
     runs = data.get("run")
@@ -111,9 +147,14 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         if r["name"] in seen:
             raise SuiteError(f"{where}: duplicate run name {r['name']!r}")
         seen.add(r["name"])
+        if "\0" in r["program"]:
+            raise SuiteError(f"{where}: 'program' holds a NUL character")
         args = r.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
             raise SuiteError(f"{where}: 'args' must be a list of strings")
+        nul = next((a for a in args if "\0" in str(a)), None)
+        if nul is not None:
+            raise SuiteError(f"{where}: 'args' entry {nul!r} holds a NUL character, which no command line can carry")
         np = positive_int(r.get("np", default_np), f"{where}: 'np'")
         repeat = positive_int(r.get("repeat", default_repeat), f"{where}: 'repeat'", MAX_REPEAT)
         impls = r.get("impl", ["native"])
@@ -124,12 +165,10 @@ def parse_suite(data: dict, name: str, label: str) -> Suite:
         timeout = r.get("timeout", 600)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < math.inf:
             raise SuiteError(f"{where}: 'timeout' must be a finite positive number of seconds")
-        env = r.get("env", {})
-        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in env.items()):
-            raise SuiteError(f"{where}: 'env' must be a table of NAME = \"value\"")
+        env = check_env(r.get("env", {}), where)
         description = r.get("description", "")
         if not isinstance(description, str):
             raise SuiteError(f"{where}: 'description' must be a string")
         suite.runs.append(RunSpec(r["name"], r["program"], [str(a) for a in args], np, impls, float(timeout),
-                                  {k: str(v) for k, v in env.items()}, repeat, description))
+                                  dict(env), repeat, description))
     return suite

@@ -167,7 +167,7 @@ def test_run_description_is_kept():
 
 
 def test_suite_env_is_kept():
-    s = parse_suite({"run": [{"name": "a", "program": "x", "env": {"PARTITA_PROGRESS_THREAD": 1}}]}, "t", "t.toml")
+    s = parse_suite({"run": [{"name": "a", "program": "x", "env": {"PARTITA_PROGRESS_THREAD": "1"}}]}, "t", "t.toml")
     assert s.runs[0].env == {"PARTITA_PROGRESS_THREAD": "1"}
 
 

@@ -166,8 +166,8 @@ def test_validate_json_that_cannot_be_written_is_a_clear_error(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("where, why", [
-    ("no-such-folder/cases.json", "does not exist"),
-    ("a-file/cases.json", "is not a folder"),
+    ("no-such-folder/cases.json", "the folder {parent} does not exist"),
+    ("a-file/cases.json", "{parent} is not a folder"),
 ])
 def test_validate_json_whose_folder_is_missing_is_refused_before_measuring(tmp_path, monkeypatch, capsys, where, why):
     """The folder of --json was only found missing when the results were written, after every measurement."""
@@ -180,7 +180,7 @@ def test_validate_json_whose_folder_is_missing_is_refused_before_measuring(tmp_p
     rc = cli.main(["model", "--validate", "-m", "16K:32K", "-p", "4", "--delays", "50", "--json", str(target)])
     out, err = capsys.readouterr()
     assert rc == 2 and measured == [] and out == "", (out, err)
-    assert err == f"partita model: error: --json {target}: the folder {target.parent} {why}\n", err
+    assert err == f"partita model: error: --json {target}: {why.format(parent=target.parent)}\n", err
 
 
 def test_the_defaults_the_help_states_are_the_ones_applied(monkeypatch, capsys):

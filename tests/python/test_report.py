@@ -253,15 +253,18 @@ def test_count_axes_are_labelled_with_the_counts():
     pyplot().close(fig)
 
 
-def test_report_makes_its_folder_but_not_for_a_bad_input(tmp_path):
+def test_report_writes_into_an_existing_folder_only(tmp_path):
     folder = every_family(tmp_path / "r")
-    out = tmp_path / "new" / "deeper" / "report.html"
+    out = tmp_path / "report.html"
     p = run_cli("report", str(folder), "-o", str(out))
     assert p.returncode == 0, p.stderr
     assert out.read_text().startswith("<!DOCTYPE html>")
+    # the folder of -o is never made (it was, at the file system's root too), nor for a bad input
+    never = tmp_path / "never" / "report.html"
+    p = run_cli("report", str(folder), "-o", str(never))
+    assert p.returncode == 2 and f"-o {never}: the folder {never.parent} does not exist" in p.stderr, p.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    never = tmp_path / "never" / "report.html"
-    p = run_cli("report", str(empty), "-o", str(never))
+    p = run_cli("report", str(empty), "-o", str(empty / "report.html"))
     assert p.returncode == 2 and "manifest.json" in p.stderr
-    assert not never.parent.exists()
+    assert not never.parent.exists() and list(empty.iterdir()) == []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..model import ModelError
 from ..model.options import load_params
+from ..option_lists import path_arg
 from ..trace.advise import advice_lines, advise_case
 from ..trace.sources import INPUT_ERRORS, load_cases
 
@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "current setting.",
         epilog="INPUT is a trace folder (partita trace), a `partita run` results folder with partita-p2p runs, or "
                "one partita-p2p JSON result. Definitions and assumptions: docs/trace-analysis.md.")
-    p.add_argument("input", type=Path, metavar="INPUT", help="trace folder or partita-p2p results")
-    p.add_argument("--loggp", type=Path, metavar="FILE",
+    p.add_argument("input", type=path_arg, metavar="INPUT", help="trace folder or partita-p2p results")
+    p.add_argument("--loggp", type=path_arg, metavar="FILE",
                    help="LogGP parameters (partita.loggp/1; default: the file libpartita uses, else its built-in "
                         "set for the traced MPI library)")
     p.add_argument("--per-request", action="store_true",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..compare import compare_folders, format_rows
+from ..option_lists import path_arg
 from ..results import ResultError
 
 
@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "an interval bound is missing or not a finite number (NaN, Infinity), when no sample is behind a median (n 0) "
         "or an interval's bounds are swapped: such a case is never called 'same'. "
         "Use it to compare two MPI libraries, two machines, or a change against its baseline.")
-    p.add_argument("a", type=Path, help="the baseline results folder")
-    p.add_argument("b", type=Path, help="the folder compared with it")
+    p.add_argument("a", type=path_arg, help="the baseline results folder")
+    p.add_argument("b", type=path_arg, help="the folder compared with it")
     p.set_defaults(func=main)
 
 
@@ -30,5 +30,9 @@ def main(args: argparse.Namespace) -> int:
     except ResultError as e:
         print(f"partita compare: error: {e}", file=sys.stderr)
         return 2
+    if not rows:  # no run, implementation and case of one is in the other: nothing was compared
+        print(f"partita compare: error: nothing in common to compare: no run and implementation of {args.a} has a "
+              f"measured case in {args.b}", file=sys.stderr)
+        return 1
     print(format_rows(rows))
     return 0

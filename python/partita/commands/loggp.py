@@ -11,7 +11,8 @@ from ..launch import BuildInfo, LaunchError, check_launcher
 from ..model import ModelError, default_params_path, library
 from ..model.loggp import format_segments, format_sizes, measure
 from ..model.options import warn_if_busy
-from ..results import folder_blocker, write_json_atomically
+from ..option_lists import path_arg
+from ..results import folder_blocker, output_file_problem, write_json_atomically
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--transport", choices=["mpi", "fabric"], default="mpi",
                    help="mpi: MPI point-to-point (--api); fabric: libfabric RMA writes (provider: "
                    "PARTITA_FABRIC_PROVIDER, else shm on one host, tcp;ofi_rxm across hosts)")
-    p.add_argument("-o", "--output", type=Path, help="save the parameter file here instead of the standard place")
+    p.add_argument("-o", "--output", type=path_arg, help="save the parameter file here instead of the standard place")
     p.add_argument("--no-save", action="store_true", help="only print, save nothing (not with --output)")
     p.add_argument("--quiet", action="store_true", help="do not print the per-size table")
     p.add_argument("--launcher", help="launch with this command instead of mpiexec (gets -n 2)")
@@ -69,11 +70,13 @@ def main(args: argparse.Namespace) -> int:
                 print(f"{prog}: {env} is set: saving to {target}", file=sys.stderr)
         if target is not None and target.is_dir():
             raise ModelError(f"{target} is a directory; --output needs a file name")
-        # checked before the measurement, which takes minutes: the file is saved after it
+        # checked before the measurement, which takes minutes: the file is saved after it, in a folder
+        # that must exist (the standard place's is made)
+        if problem := output_file_problem(args.output, "--output"):
+            raise ModelError(problem)
         blocker = folder_blocker(target) if target is not None else None
         if blocker:
-            where = f"--output {target}" if args.output is not None else f"cannot save to {target}"
-            raise ModelError(f"{where}: {blocker} is not a folder")
+            raise ModelError(f"cannot save to {target}: {blocker} is not a folder")
         if args.transport == "fabric" and not build.fabric_transport:
             raise ModelError("--transport fabric: this build has no fabric transport (libfabric was not found when "
                              "it was configured: install libfabric-dev and re-run make bootstrap)")

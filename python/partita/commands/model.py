@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..launch import BuildInfo, LaunchError
 from ..model import ModelError, library
 from ..model.loggp import format_segments
-from ..model.options import (MAX_ITERATIONS, check_delay, load_params, parse_float_list, parse_int_list,
-                             parse_size_range, sizes_in, warn_if_busy)
+from ..model.options import (MAX_ITERATIONS, check_any_case_fits, check_delay, check_partitions_fit, load_params,
+                             parse_float_list, parse_int_list, parse_size_range, sizes_in, warn_if_busy)
 from ..model.tables import format_choices, optimal_choices, plot, table1_ranges
-from ..results import write_json_atomically
+from ..option_lists import path_arg
+from ..results import output_file_problem, write_json_atomically
 
 PROG = "partita model"
 
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with libpartita at fixed groupings and compare predicted with measured times. The model is partita's "
         "own derivation from LogGP (docs/model.md).",
     )
-    p.add_argument("--params", type=Path, help="partita.loggp/1 file (default: $PARTITA_LOGGP, the standard "
+    p.add_argument("--params", type=path_arg, help="partita.loggp/1 file (default: $PARTITA_LOGGP, the standard "
                    "place written by `partita loggp`, else built-in defaults)")
     table, validate = TABLE_DEFAULTS, VALIDATE_DEFAULTS
     p.add_argument("-m", "--message-size", help=f"MIN:MAX powers of two (default {table['message_size']}; "
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="arrival pattern of the table: one late partition, all at once, or spread evenly "
                    f"(default {table['pattern']})")
     p.add_argument("--delay", type=float, help=f"laggard delay / spread window in us (default {table['delay']:g})")
-    p.add_argument("--plot", type=Path, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
+    p.add_argument("--plot", type=path_arg, help="write the figure here (PNG; .pdf, .svg by the suffix; not with --validate)")
     p.add_argument("--validate", action="store_true", help="compare the model with partita-p2p measurements")
     p.add_argument("--delays", help=f"--validate: laggard delays in us (default {validate['delays']})")
     p.add_argument("--threads", type=int,
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--validate: quantile of the measured iterations compared with the model (default "
                    f"{validate['quantile']:g}, the median; e.g. 0.1 on a busy machine, where other processes only "
                    "ever add time)")
-    p.add_argument("--json", type=Path, help="--validate: also write the cases and errors as JSON here (its "
+    p.add_argument("--json", type=path_arg, help="--validate: also write the cases and errors as JSON here (its "
                    "folder must exist: checked before measuring)")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
     p.set_defaults(func=main)
@@ -76,7 +76,10 @@ def main(args: argparse.Namespace) -> int:
             return validate_main(args, build, params)
         rng = parse_size_range(args.message_size)
         parts = parse_int_list(args.partitions, "--partitions")
+        check_any_case_fits(rng, parts)
         check_delay(args.delay, "--delay")
+        if problem := output_file_problem(args.plot, "--plot"):
+            raise ValueError(problem)
     except (ValueError, ModelError, LaunchError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -84,7 +87,12 @@ def main(args: argparse.Namespace) -> int:
     print(f"LogGP parameters: {params.source}")
     print("\n".join(format_segments(params)))
     for P in parts:
-        rows = optimal_choices(params, sizes, P, args.pattern, args.delay)
+        fit = [s for s in sizes if s >= P]  # a partition of less than a byte is no case (partita-p2p skips it)
+        if len(fit) < len(sizes):
+            print(f"\n{P} user partitions: skipped {len(sizes) - len(fit)} size(s) of fewer bytes than partitions")
+        if not fit:
+            continue
+        rows = optimal_choices(params, fit, P, args.pattern, args.delay)
         what = {"laggard": f"one partition {args.delay:g} us late", "all": "all ready at once",
                 "uniform": f"ready times spread over {args.delay:g} us"}[args.pattern]
         print(f"\nOptimal transport partitions (powers of two) for {P} user partitions, {what}:")
@@ -95,7 +103,10 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join(format_choices(rows, P)))
     if args.plot:
         try:
-            written = plot(params, sizes, parts[0], args.pattern, args.delay, args.plot)
+            plotted = [s for s in sizes if s >= parts[0]]
+            if not plotted:
+                raise ValueError(f"no size of at least {parts[0]} bytes to plot for {parts[0]} partitions")
+            written = plot(params, plotted, parts[0], args.pattern, args.delay, args.plot)
         except (OSError, ValueError) as e:  # ValueError: a format matplotlib cannot write
             print(f"{PROG}: error: cannot write {args.plot}: {e}", file=sys.stderr)
             return 2
@@ -135,6 +146,7 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
 
     rng = parse_size_range(args.message_size)
     parts = parse_int_list(args.partitions, "--partitions", minimum=2)
+    check_partitions_fit(rng, parts)
     delays = parse_float_list(args.delays, "--delays")
     if not 3 <= args.iterations <= MAX_ITERATIONS:
         raise ValueError(f"--iterations must be from 3 to {MAX_ITERATIONS}")
@@ -144,11 +156,8 @@ def validate_main(args: argparse.Namespace, build: BuildInfo, params) -> int:
         raise ValueError("--quantile must be in [0, 1]")
     if args.json is not None and args.json.is_dir():
         raise ValueError(f"{args.json} is a directory; --json needs a file name")
-    # checked before the measurements, which take minutes: the file is written after them
-    if args.json is not None and not args.json.parent.is_dir():
-        folder = args.json.parent
-        why = "is not a folder" if folder.exists() else "does not exist"
-        raise ValueError(f"--json {args.json}: the folder {folder} {why}")
+    if problem := output_file_problem(args.json, "--json"):  # before the measurements, which take minutes
+        raise ValueError(problem)
     print(f"LogGP parameters: {params.source}")
     warn_if_busy(PROG)
     cases = validate(build, params, rng, parts, delays, args.iterations, max(2, args.iterations // 10),

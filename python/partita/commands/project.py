@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from ..option_lists import path_arg
 from ..results import ResultError
 from ..trace.project import measured_speedup, project
 from ..trace.reader import TraceError, load_trace
@@ -32,10 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "pattern benchmark: unported variant over the fastest partitioned one), project the "
                     "application speedup with Amdahl's law: 1 / ((1 - f) + f / s).",
         epilog=ASSUMPTIONS)
-    p.add_argument("trace", type=Path, metavar="TRACE_DIR", help="a trace folder (partita trace)")
+    p.add_argument("trace", type=path_arg, metavar="TRACE_DIR", help="a trace folder (partita trace)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--speedup", type=float, metavar="X", help="speedup of the point-to-point communication")
-    g.add_argument("--results", type=Path, metavar="DIR",
+    g.add_argument("--results", type=path_arg, metavar="DIR",
                    help="a pattern benchmark result (sweep3d, halo3d, stencil: JSON file or `partita run` folder) "
                         "whose unported and partitioned variants give the speedup")
     p.add_argument("--run", metavar="NAME",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from .. import cluster
-from ..option_lists import list_entries
-from ..launch import RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_policy, check_rank_count
+from ..option_lists import list_entries, nonempty, path_arg
+from ..launch import (RANKS_PER_CORE, BuildInfo, LaunchError, check_launcher, check_policy, check_rank_count,
+                      distinct_impls)
 from ..report import explain_run
+from ..results import nothing_ran
 from ..runner import results_folder, run_suite
 from ..suite import MAX_REPEAT, SuiteError, builtin_suites, load_suite
 
@@ -28,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(libpartita preloaded; policies none, bulk, static, model, timer, fixed<N>, table, adaptive), "
         "optionally partita:<policy>@<transport> (mpi, fabric, auto: libpartita's transport).",
     )
-    p.add_argument("--suite", default="quick", help="suite name or TOML file (default: quick)")
-    p.add_argument("--out", default="results", type=Path, help="parent folder of the results (default: results)")
+    p.add_argument("--suite", default="quick", type=nonempty, help="suite name or TOML file (default: quick)")
+    p.add_argument("--out", default="results", type=path_arg, help="parent folder of the results (default: results)")
     p.add_argument("--np", type=int, help="ranks for every run (default: each run's own, 2 for most). When every "
                    "rank starts on this machine (no --launcher or $PARTITA_LAUNCHER; or --cluster, whose hosts are "
                    f"this machine), at most {RANKS_PER_CORE} per core it may use (oversubscribed): a larger count, "
@@ -69,13 +70,21 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita run: error: {e}", file=sys.stderr)
         return 2
     try:
+        # one spelling per implementation (partita:TIMER is partita:timer), each once: two spellings of one
+        # wrote the same result file, the second launch over the first
+        if impls is not None:  # replaces every run's list
+            impls = distinct_impls(impls, "--impl")
+        else:
+            for spec in suite.runs:
+                spec.impls = distinct_impls(spec.impls, f"run '{spec.name}' of suite {args.suite}: 'impl'")
         # every implementation the suite would launch, before anything is launched: a misspelt policy is an
         # error here, not a suite of launches that each come back unavailable
         for impl in dict.fromkeys(impls or [i for spec in suite.runs for i in spec.impls]):
             check_policy(build, impl)
         if args.cluster and args.launcher:
             raise LaunchError("--cluster and --launcher exclude each other")
-        check_launcher(args.launcher)
+        if not args.cluster:  # --cluster brings its own launcher
+            check_launcher(args.launcher)
         # without a launcher of their own (--cluster's hosts are this machine too) every rank starts here
         here = bool(args.cluster) or not (args.launcher or os.environ.get("PARTITA_LAUNCHER"))
         if args.np is not None:
@@ -101,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
     if failed:
         print(f"partita: {len(failed)} run(s) failed; see the .log files in {out}", file=sys.stderr)
         return 1
-    if not any(r["status"] == "ok" for r in manifest["runs"]):
+    if nothing_ran(manifest):
         # every launch was unavailable (program not built, implementation missing): nothing was measured
         print(f"partita run: error: no benchmark ran ({len(manifest['runs'])} launch(es), all unavailable; "
               f"see {out / 'manifest.json'})", file=sys.stderr)

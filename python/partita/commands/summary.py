@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from ..option_lists import path_arg
 from ..report import print_run_summary, verdict
 from ..report.headline import print_headline
-from ..results import ResultError, load_run_dir, unreadable_results
+from ..results import ResultError, load_run_dir, nothing_ran, unreadable_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "median over sizes of overhead, perceived bandwidth under a laggard and availability under "
                        "noise (best marked), then one line per finding of the report (docs/report.md). --all prints "
                        "the OMB-style tables of every run and metric instead.")
-    p.add_argument("folders", nargs="+", type=Path, metavar="folder", help="results/<timestamp>-<suite> folders")
+    p.add_argument("folders", nargs="+", type=path_arg, metavar="folder", help="results/<timestamp>-<suite> folders")
     p.add_argument("--all", action="store_true", help="every table: one per run and metric, implementations side "
                    "by side (median [95%% CI of the median])")
     p.set_defaults(func=main)
@@ -41,4 +41,8 @@ def main(args: argparse.Namespace) -> int:
                        problems=runs.problems)
     for e in errors:
         print(f"partita summary: error: {e}", file=sys.stderr)
-    return 1 if errors else 0
+    idle = [(folder, manifest) for folder, manifest in manifests if nothing_ran(manifest)]
+    for folder, manifest in idle:
+        print(f"partita summary: error: nothing ran in {folder}: none of its {len(manifest['runs'])} launch(es) gave "
+              "a result (each failed or was unavailable)", file=sys.stderr)
+    return 1 if errors or idle else 0

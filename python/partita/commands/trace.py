@@ -11,10 +11,11 @@ from pathlib import Path
 from ..launch import INTERPOSER, BuildInfo, LaunchError, child_env
 from ..model import ModelError
 from ..model.options import load_params
-from ..results import replaces_input
+from ..option_lists import path_arg
+from ..results import output_file_problem
 from ..runner import results_folder
 from ..trace.analysis import analyse
-from ..trace.reader import RANK_GLOB, TraceError, load_trace
+from ..trace.reader import RANK_GLOB, TraceError, is_rank_file, load_trace
 from ..trace.show import brief_line, header_lines, show_lines
 
 PROG = "partita trace"
@@ -48,16 +49,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
                        usage="partita trace [--out DIR] [--order before|after] -- COMMAND ... | show DIR | "
                              "export DIR [--perfetto FILE] [--plot FILE]")
-    p.add_argument("--out", type=Path, help="trace folder (default: a new folder results/<timestamp>-trace)")
+    p.add_argument("--out", type=path_arg, help="trace folder (default: a new folder results/<timestamp>-trace)")
     p.add_argument("--order", choices=("before", "after"), default="before",
                    help="where the tracer goes relative to libpartita-mpi.so in LD_PRELOAD (default: before)")
-    p.add_argument("--build", type=Path, help="the partita build folder (default: $PARTITA_BUILD or ./build)")
+    p.add_argument("--build", type=path_arg, help="the partita build folder (default: $PARTITA_BUILD or ./build)")
     p.add_argument("words", nargs=argparse.REMAINDER, metavar="-- COMMAND ... | show DIR | export DIR ...")
     p.set_defaults(func=main)
 
 
-def fail(message: str, code: int = 2) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+def fail(message: str, code: int = 2, prog: str = PROG) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
     return code
 
 
@@ -152,8 +153,8 @@ def _load(prog: str, folder: Path):
 def show(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{PROG} show", description="Print the analysis of a trace folder "
                                 "(definitions: docs/trace-analysis.md).")
-    p.add_argument("folder", type=Path, help="a trace folder (rank-*.json)")
-    p.add_argument("--loggp", type=Path, help="LogGP parameter file for the modelled early share "
+    p.add_argument("folder", type=path_arg, help="a trace folder (rank-*.json)")
+    p.add_argument("--loggp", type=path_arg, help="LogGP parameter file for the modelled early share "
                    "(default: the file libpartita uses, else its built-in set for the traced MPI)")
     a = p.parse_args(argv)
     trace = _load(f"{PROG} show", a.folder)
@@ -177,22 +178,29 @@ def export(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=prog, description="Export a trace: a timeline Perfetto and chrome://tracing "
                                 "open (one track per rank and thread, a slice per partition from ready to "
                                 "arrival), and/or the arrival-pattern figure (matplotlib).")
-    p.add_argument("folder", type=Path, help="a trace folder (rank-*.json)")
-    p.add_argument("--perfetto", type=Path, metavar="FILE", help="write the timeline (JSON trace events) to FILE")
-    p.add_argument("--plot", type=Path, metavar="FILE", help="draw the arrival pattern to FILE (.png, .pdf, .svg)")
+    p.add_argument("folder", type=path_arg, help="a trace folder (rank-*.json)")
+    p.add_argument("--perfetto", type=path_arg, metavar="FILE", help="write the timeline (JSON trace events) to FILE")
+    p.add_argument("--plot", type=path_arg, metavar="FILE", help="draw the arrival pattern to FILE (.png, .pdf, .svg)")
     p.add_argument("--request", type=int, metavar="N",
-                   help="--plot: the N-th send request (in `show` order; default: the library's choice)")
+                   help="--plot: the N-th send request (in `show` order, from 0; default: the first few); checked "
+                   "against the trace with or without --plot")
     a = p.parse_args(argv)
     if a.perfetto is None and a.plot is None:
         p.error("nothing to export: give --perfetto FILE and/or --plot FILE")
-    if a.perfetto is not None and replaces_input(a.perfetto, [a.folder]):
-        print(f"{prog}: error: --perfetto {a.perfetto} is one of the trace's own files; give another file",
-              file=sys.stderr)
-        return 2
+    for option, path in (("--perfetto", a.perfetto), ("--plot", a.plot)):
+        if path is not None and is_rank_file(path, a.folder):
+            # over a rank file, or a new one: either breaks every later read of the trace
+            return fail(f"{option} {path}: a rank file of the trace folder {a.folder} ({RANK_GLOB}); give "
+                        "another file", prog=prog)
+        if problem := output_file_problem(path, option):
+            return fail(problem, prog=prog)
     trace = _load(prog, a.folder)
     if trace is None:
         return 2
     try:
+        if a.request is not None:  # with or without --plot: never silently ignored
+            from ..trace.plot import check_request
+            check_request(trace, a.request)
         if a.perfetto is not None:
             from ..trace.perfetto import write_perfetto
             write_perfetto(trace, a.perfetto)

@@ -6,14 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from ..launch import BuildInfo, LaunchError
 from ..model import ModelError, Table, library
 from ..model.experiments import Pattern
-from ..model.options import MAX_ITERATIONS, check_delay, load_params, parse_int_list, parse_size_range, warn_if_busy
+from ..model.options import (MAX_ITERATIONS, check_delay, check_partitions_fit, load_params, parse_int_list,
+                             parse_size_range, warn_if_busy)
 from ..model.tune import default_table_path, format_entries, table_document, tune
-from ..results import folder_blocker, write_json_atomically
+from ..option_lists import path_arg
+from ..results import folder_blocker, output_file_problem, write_json_atomically
 
 PROG = "partita tune"
 
@@ -40,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="quantile of the iterations that ranks candidates (default 0.5, the median; lower values "
                    "resist a busy machine)")
     p.add_argument("--screen", type=int, default=10, help="screening iterations per candidate (default 10)")
-    p.add_argument("--params", type=Path, help="LogGP parameters for the model's choice (default as libpartita)")
-    p.add_argument("-o", "--output", type=Path, help=f"tuning table file (default {default_table_path()})")
+    p.add_argument("--params", type=path_arg, help="LogGP parameters for the model's choice (default as libpartita)")
+    p.add_argument("-o", "--output", type=path_arg, help=f"tuning table file (default {default_table_path()})")
     p.add_argument("--build", help="build folder holding partita-build.json (default: $PARTITA_BUILD or ./build)")
     p.set_defaults(func=main)
 
@@ -53,6 +54,7 @@ def main(args: argparse.Namespace) -> int:
         params = load_params(args.params, PROG)
         rng = parse_size_range(args.message_size)
         parts = parse_int_list(args.partitions, "--partitions", minimum=2)
+        check_partitions_fit(rng, parts)
         if not 3 <= min(args.screen, args.iterations) <= max(args.screen, args.iterations) <= MAX_ITERATIONS:
             raise ValueError(f"--screen and --iterations must be from 3 to {MAX_ITERATIONS}")
         check_delay(args.delay, "--delay")
@@ -71,9 +73,12 @@ def main(args: argparse.Namespace) -> int:
         out = args.output or default_table_path()
         if out.is_dir():
             raise ValueError(f"{out} is a directory; --output needs a file name")
+        # before the search, not after it: the table's folder must be there (the standard place's is made)
+        if problem := output_file_problem(args.output, "--output"):
+            raise ValueError(problem)
         if folder_blocker(out):
             raise ValueError(f"cannot write the table to {out}: {folder_blocker(out)} is not a folder")
-        try:  # before the search, not after it: the table's folder must be there
+        try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e

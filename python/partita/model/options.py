@@ -10,10 +10,11 @@ from ..option_lists import list_entries
 from .native import ModelError, Params, default_params_path
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-# The largest message size and partition count the model and partita-p2p take: sizes are
-# 64-bit counts (2^80 bytes wrapped to nonsense), partitions at most partita-p2p's own limit,
-# 2^20, as results.py checks a result's (a count beyond a C int overflowed the model).
-MAX_BYTES = 1 << 62
+# The largest message size and partition count the model and partita-p2p take: sizes at most the
+# C programs' limit, 1 TiB (pt_parse_bytes; 2^80 bytes wrapped to nonsense, 2^62 was modelled),
+# partitions at most partita-p2p's own limit, 2^20, as results.py checks a result's (a count beyond
+# a C int overflowed the model).
+MAX_BYTES = 1 << 40
 MAX_PARTITIONS = 1 << 20
 # partita-p2p's own limit on a laggard's delay (--noise delay:US), 1000 s: beyond it the
 # benchmark refuses the run, and the model's times lose every digit that tells candidates apart
@@ -43,6 +44,25 @@ def parse_size_range(text: str) -> tuple[int, int]:
     if a > b:
         raise ValueError(f"MIN is larger than MAX in '{text}'")
     return a, b
+
+
+def check_any_case_fits(rng: tuple[int, int], partitions: list[int]) -> None:
+    """ValueError when no size has at least as many bytes as the fewest partitions: every (size,
+    partitions) case would be a partition of less than a byte (the model's table skips such cases,
+    as partita-p2p does)."""
+    if rng[1] < min(partitions):
+        raise ValueError(f"no case can run: the largest size (-m) is {rng[1]} bytes, fewer bytes than the fewest "
+                         f"partitions (--partitions, {min(partitions)}); give sizes of at least {min(partitions)} bytes")
+
+
+def check_partitions_fit(rng: tuple[int, int], partitions: list[int]) -> None:
+    """ValueError when the smallest size has fewer bytes than the most partitions: a partition of less
+    than a byte, a case partita-p2p skips ("fewer bytes than partitions"); the measuring commands
+    (tune, model --validate) refuse it rather than leave holes in what they write."""
+    if rng[0] < max(partitions):
+        most = max(partitions)
+        raise ValueError(f"fewer bytes than partitions: the smallest size (-m) is {rng[0]} bytes, cut into {most} "
+                         f"partitions (--partitions); give sizes of at least {most} bytes")
 
 
 def sizes_in(rng: tuple[int, int]) -> list[int]:

@@ -14,7 +14,7 @@ class ReportError(RuntimeError):
 
 def write_report(folders: list[Path], out: Path, trace: Path | None = None):
     """Write the HTML report of the folders to `out`; returns (runs, headline). Raises ReportError."""
-    from ..results import ResultError, folder_blocker, write_text_atomically
+    from ..results import ResultError, write_text_atomically
     from .data import load_runs
     from .figures import build_figures
     from .figures.common import Figure
@@ -35,12 +35,7 @@ def write_report(folders: list[Path], out: Path, trace: Path | None = None):
         figures.append(Figure(trace_family.TITLE, said,
                               f"trace folder {trace.name}", png, short="trace"))
     h = headline(runs, figures)
-    if folder_blocker(out):
-        raise ReportError(f"cannot write {out}: {folder_blocker(out)} is not a folder")
     try:
-        # its folder is made once the report exists to be written, as `partita tune -o` and
-        # `trace --out` make theirs; a bad input has left nothing behind by then
-        out.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomically(out, page(runs, h, figures))  # a full disk leaves the last report whole
     except OSError as e:
         raise ReportError(f"cannot write {out}: {e}") from e

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import findings, launch_checks
+from ..results import nothing_ran
 from .data import RunSet, fmt_noise
 
 
@@ -88,6 +89,8 @@ def headline(runs: RunSet, figures) -> Headline:
                            for lb, v in med.items()}))
         settings = "; ".join(sorted({describe_settings(g) for g in groups}))
         notes.append(f"{col.title}: median over the sizes of run(s) {where} ({col.runs_word}; {settings})")
+    if all(nothing_ran(m) for m in runs.manifests):
+        notes.append("nothing ran: no launch gave a result (each failed or was unavailable)")
     rows = [[lb] + [cells.get(lb, "-") for _, cells in cols] for lb in labels
             if any(lb in cells for _, cells in cols)]
     found = [f"{f.short or f.title}" + (f" ({f.run})" if f.run else "") + f": {f.finding}" for f in figures]

@@ -49,13 +49,19 @@ def estimated_bandwidth(trace: Trace) -> float | None:
     return statistics.median(rates) if rates else None
 
 
+def check_request(trace: Trace, n: int) -> None:
+    """ValueError when the trace has no n-th send request (in `show` order, from 0)."""
+    pairs = len(trace.pairs())
+    if not 0 <= n < pairs:
+        raise ValueError(f"no send request number {n}: the trace has {pairs}")
+
+
 def _chosen(trace: Trace, request) -> list[tuple[Request, Request | None]]:
     pairs = trace.pairs()
     if request is None:
         return pairs[:MAX_REQUESTS]
     if isinstance(request, int):
-        if not 0 <= request < len(pairs):
-            raise ValueError(f"no send request number {request}: the trace has {len(pairs)}")
+        check_request(trace, request)
         return [pairs[request]]
     return [pr for pr in pairs if pr[0] is request]
 

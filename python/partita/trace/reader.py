@@ -115,6 +115,13 @@ class Trace:
         return out
 
 
+def is_rank_file(path: str | Path, folder: str | Path) -> bool:
+    """Whether writing `path` writes a rank file of the trace `folder`, one there or a new one (every
+    reader takes any RANK_GLOB file of the folder for a rank): a symlink counts as what it names."""
+    target = Path(path).resolve()
+    return target.parent == Path(folder).resolve() and target.match(RANK_GLOB)
+
+
 def load_trace(folder: str | Path) -> Trace:
     """Load every rank file of a trace folder; raise TraceError on anything unusable."""
     folder = Path(folder)
@@ -128,6 +135,9 @@ def load_trace(folder: str | Path) -> Trace:
     for r in ranks:
         if r.rank in seen:
             raise TraceError(f"{r.path}: rank {r.rank} also in {seen[r.rank]}")
+        if r.size != ranks[0].size:  # files of two runs, or a hand-edited one: no one program's ranks
+            raise TraceError(f"{r.path}: rank {r.rank} of {r.size}, but {ranks[0].path} is rank {ranks[0].rank} "
+                             f"of {ranks[0].size}: the files of one trace give one rank count")
         seen[r.rank] = r.path
     ranks.sort(key=lambda r: r.rank)
     return Trace(folder, ranks)
