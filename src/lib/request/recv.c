@@ -268,7 +268,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     }
     pt_enter("MPI_Parrived");
     pt_background_progress_beside(req);
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, past = 0;
     /* Another thread progressing this request does our work too. */
     if (pt_progress_trylock(req) == 0) {
         if (r->split) /* only the progress thread's schedule of split receives reads it */
@@ -290,6 +290,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
                 hi++;
         }
         rc = pt_recv_progress(req, lo, hi);
+        /* under the lock: the set-up (ready, the error) may be another thread's */
+        past = rc == MPI_SUCCESS && r->ready && pt_recv_past_data(req, partition);
         pt_progress_unlock(req);
     } else {
         pt_recv_app_polled(req);
@@ -297,7 +299,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     *flag = atomic_load_explicit(&r->arrived[partition], memory_order_acquire);
     if (*flag && r->adapt_measure)
         count_true(req);
-    if (!*flag && rc == MPI_SUCCESS && r->ready && pt_recv_past_data(req, partition))
+    if (past && !*flag)
         return pt_recv_report_error(req, "MPI_Parrived"); /* it would never be true */
     return rc;
 }
