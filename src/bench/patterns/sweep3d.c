@@ -288,6 +288,14 @@ static void evict(void *self)
         }
 }
 
+/* Compute of one thread on one k-block: --compute plus --cell-ns per cell and value of
+ * the block, divided over the threads (main checks the run's total before it starts). */
+static double block_compute_us(const sweep_config *cfg, const pat_grid *g, int threads)
+{
+    double block = (double)g->local[0] * g->local[1] * cfg->kba * cfg->values;
+    return cfg->c.compute_us + cfg->cell_ns * block / threads / 1e3;
+}
+
 /* Elements of one k-block's face in axis a (0: x, 1: y); a double, so that main can check
  * the product of the options before it becomes a count. */
 static double face_elems(const sweep_config *cfg, const pat_grid *g, int a)
@@ -330,8 +338,7 @@ static int setup_sweep(sweep *s, const sweep_config *cfg, const pat_grid *g, int
     s->nkb = g->local[2] / cfg->kba;
     s->cnt = cnt;
     s->comm = comm;
-    long long block = (long long)g->local[0] * g->local[1] * cfg->kba * cfg->values;
-    s->compute_us = c->compute_us + cfg->cell_ns * (double)block / s->T / 1e3;
+    s->compute_us = block_compute_us(cfg, g, s->T);
     pat_init_op ops[16];
     int failed = 0;
     int nops = 0;
@@ -468,8 +475,7 @@ int main(int argc, char **argv)
     pt_require_cold_cache(&ctx, c->cache == PT_CACHE_COLD);
     pt_require_omp_threads(&ctx, c->threads);
     int nkb = grid.local[2] / s.kba;
-    double block = (double)grid.local[0] * grid.local[1] * s.kba * s.values;
-    pat_require_compute_time(&ctx, c, c->compute_us + s.cell_ns * block / c->threads / 1e3, 8.0 * nkb, s.modes.n);
+    pat_require_compute_time(&ctx, c, block_compute_us(&s, &grid, c->threads), 8.0 * nkb, s.modes.n);
     pt_open_output(&ctx, c);
     pat_report rep = {.ctx = &ctx, .c = c, .phases = PAT_PHASES_SWEEP};
     if (ctx.rank == 0)

@@ -118,10 +118,10 @@ typedef struct ptr_clock {
 } ptr_clock;
 /* Collective over MPI_COMM_WORLD: this rank's offset against rank 0. */
 void ptr_clock_offset(ptr_clock *out);
-/* Writes DIR/rank-NNNNN.json; 0, or -1 with a message on stderr naming the file. */
 /* Make the trace folder (and its missing parents) at MPI_Init and check that
  * files can be made in it; else -1 with the reason in err. */
 int ptr_dir_ready(const char *dir, char *err, size_t errlen);
+/* Writes DIR/rank-NNNNN.json; 0, or -1 with a message on stderr naming the file. */
 int ptr_write(const char *dir, int rank, int size, const ptr_clock *clock, const int64_t time_ns[CAT_COUNT],
               const int64_t calls[CAT_COUNT]);
 
