@@ -219,12 +219,26 @@ int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errle
     return 0;
 }
 
+/* PARTITA_FABRIC_SHM_SWEEP, read once: MPI_Init checks it (fabric_transport.c)
+ * and the shm provider's first opening uses it; -1 until read. */
+static int shm_sweep_on = -1;
+
+int pt_fab_shm_sweep_wanted(int *on, char *err, size_t errlen)
+{
+    if (shm_sweep_on < 0 && pt_fab_env_flag("PARTITA_FABRIC_SHM_SWEEP", 1, &shm_sweep_on, err, errlen)) {
+        shm_sweep_on = -1;
+        return -1;
+    }
+    *on = shm_sweep_on;
+    return 0;
+}
+
 /* Before the shm provider makes this process's region: the regions killed
  * processes left (PARTITA_FABRIC_SHM_SWEEP=0 leaves them). */
 static int sweep_shm(char *err, size_t errlen)
 {
     int on;
-    if (pt_fab_env_flag("PARTITA_FABRIC_SHM_SWEEP", 1, &on, err, errlen))
+    if (pt_fab_shm_sweep_wanted(&on, err, errlen))
         return -FI_EINVAL;
     if (on)
         pt_fab_shm_sweep("/dev/shm");

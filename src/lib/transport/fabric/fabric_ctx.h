@@ -49,6 +49,9 @@ int pt_fab_open(const char *provider, pt_fab_ctx **out, char *err, size_t errlen
 /* A 0|1 environment setting of the fabric: *on = its value, dflt when unset;
  * -1 with one line in err for any other value. */
 int pt_fab_env_flag(const char *name, int dflt, int *on, char *err, size_t errlen);
+/* PARTITA_FABRIC_SHM_SWEEP (0|1, default 1), read once: 0 with *on set,
+ * or -1 with one line in err for a bad value. */
+int pt_fab_shm_sweep_wanted(int *on, char *err, size_t errlen);
 /* Remove from dir the shm provider's regions ("PID:N:N", of this user)
  * whose process no longer lives; returns how many (fabric_shm_sweep.c).
  * pt_fab_open does it in /dev/shm before it opens the shm provider, unless

@@ -214,7 +214,7 @@ static int fab_connect(char *err, size_t errlen)
 {
     int sweep; /* used when the shm provider opens (fabric_ctx.c); checked here, so a bad value stops MPI_Init */
     if (pt_fab_env_flag("PARTITA_FABRIC_PROGRESS_THREAD", 1, &progress_wanted, err, errlen) ||
-        pt_fab_env_flag("PARTITA_FABRIC_SHM_SWEEP", 1, &sweep, err, errlen) ||
+        pt_fab_shm_sweep_wanted(&sweep, err, errlen) ||
         pt_fab_env_flag("PARTITA_FABRIC_PIECES", 1, &pieces_wanted, err, errlen) ||
         pt_fab_env_flag("PARTITA_FABRIC_SPLIT_COPY", 1, &split_copy_wanted, err, errlen) ||
         read_early_split(err, errlen))
