@@ -274,7 +274,7 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
         if (r->split) /* only the progress thread's schedule of split receives reads it */
             pt_recv_app_polled(req);
         int lo = -1, hi = -1;
-        if (r->ready && !r->error && !r->deferred && r->ntrans > 0) {
+        if (r->ready && !pt_recv_error_stops(r->error) && !r->deferred && r->ntrans > 0) {
             /* The messages overlapping this partition: a binary search on their
              * receiver-partition ranges, which are sorted. */
             int a = 0, b = r->ntrans - 1;
