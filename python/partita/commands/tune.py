@@ -73,15 +73,17 @@ def main(args: argparse.Namespace) -> int:
         out = args.output or default_table_path()
         if out.is_dir():
             raise ValueError(f"{out} is a directory; --output needs a file name")
-        # before the search, not after it: the table's folder must be there (the standard place's is made)
-        if problem := output_file_problem(args.output, "--output"):
-            raise ValueError(problem)
-        if folder_blocker(out):
-            raise ValueError(f"cannot write the table to {out}: {folder_blocker(out)} is not a folder")
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e
+        # before the search, not after it: a named table's folder must be there; the standard place's is made
+        if args.output:
+            if problem := output_file_problem(out, "--output"):
+                raise ValueError(problem)
+        elif blocker := folder_blocker(out):
+            raise ValueError(f"cannot write the table to {out}: {blocker} is not a folder")
+        else:
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"cannot write the table to {out}: {e.strerror or e}") from e
         threads = 2 if args.threads is None else args.threads  # given only with --delay (checked above)
         pattern = Pattern("laggard", args.delay, threads) if args.delay > 0 else Pattern("all", 0.0)
         warn_if_busy(PROG)
