@@ -9,6 +9,7 @@ from trace_helpers import rank_doc, recv_request, send_request, write_trace
 
 from partita.trace.analysis import analyse, min_delta_us, rank_shares, round_patterns
 from partita.trace.reader import load_trace
+from partita.trace.show import brief_line, request_lines
 
 US = 1000  # ns
 
@@ -51,6 +52,19 @@ def test_no_laggard_when_threads_are_alike(tmp_path):
     a = analyse(laggard_trace(tmp_path, share=0.0))[0]
     assert a.laggard.share < 0.3  # the last thread changes from round to round
     assert a.laggard.delay_us < 12
+
+
+def test_partitions_marked_at_once_have_no_laggard(tmp_path):
+    # one MPI_Pready_range per round: every partition has the same ready time; show and the
+    # brief line called partition 0 "last in 100% of rounds, 0.0 µs after the others"
+    sends = [(r * 100 * US, [(r * 100 + 5) * US] * 8, [0] * 8, (r * 100 + 30) * US) for r in range(5)]
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 3, sends)]),
+                                                rank_doc(1, 2, [])]))
+    a = analyse(t)[0]
+    assert not a.laggard.is_late
+    shown = "\n".join(request_lines(a))
+    assert "laggard: none" in shown and "is last in" not in shown
+    assert "no laggard" in brief_line(a) and "laggard last partition" not in brief_line(a)
 
 
 def test_seed_min_delta_on_a_constructed_pattern(tmp_path):

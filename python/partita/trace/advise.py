@@ -13,15 +13,14 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..model import Params, fmt_bytes
-from .analysis import RoundPattern, fmt_us as _us
+from .analysis import MIN_LAGGARD_US, RoundPattern, fmt_us as _us
 
 # Candidates within this fraction of the best predicted time count as equally good
 # (the model's PTM_TIE_TOLERANCE); among them the one that asks least of the developer wins.
 TIE_TOLERANCE = 0.02
 MAX_ROUNDS = 64          # rounds the model is evaluated on (evenly sampled)
 CONSISTENT_LAGGARD = 0.5  # a thread last in at least this share of rounds is "the laggard"
-MIN_LAGGARD_US = 1.0      # ... when it is at least this late: one thread's loop of marks always ends
-                          # with the same partition, a fraction of a microsecond after the others
+                          # ... when it is at least MIN_LAGGARD_US late
 
 
 @dataclass

@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from .reader import Request, Round, Trace
 
 NS_PER_US = 1e3
+# A laggard is at least this late: one thread's loop of marks always ends with the same
+# partition a fraction of a microsecond after the others, and partitions marked by one
+# MPI_Pready_range or MPI_Pready_list call tie
+MIN_LAGGARD_US = 1.0
 
 
 def fmt_us(v: float | None) -> str:
@@ -105,6 +109,10 @@ class LaggardStats:
     share: float          # fraction of the rounds in which it was the laggard
     delay_us: float       # median, over those rounds, of its last mark minus the others' last mark
     partitions: list[int]  # its partitions (in the rounds it was the laggard)
+
+    @property
+    def is_late(self) -> bool:
+        return self.delay_us >= MIN_LAGGARD_US
 
 
 def laggard_stats(rounds: list[RoundPattern]) -> LaggardStats | None:

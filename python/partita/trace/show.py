@@ -4,7 +4,7 @@ share of run time per rank (definitions in docs/trace-analysis.md)."""
 from __future__ import annotations
 
 from ..model import fmt_bytes
-from .analysis import RequestAnalysis, fmt_us as _us, rank_shares
+from .analysis import MIN_LAGGARD_US, LaggardStats, RequestAnalysis, fmt_us as _us, rank_shares
 from .reader import Trace
 
 
@@ -38,12 +38,24 @@ def brief_line(a: RequestAnalysis) -> str:
     what = f"rank {s.rank} -> {s.peer} tag {s.tag}: {s.bytes} B in {s.partitions} partitions, {len(a.rounds)} rounds"
     if a.rounds:
         what += f", spread {_us(a.spread_us)}"
-        if a.laggard is not None:
+        if a.laggard is not None and not a.laggard.is_late:
+            what += ", no laggard"
+        elif a.laggard is not None:
             who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else "last partition"
             what += f", laggard {who} ({a.laggard.share:.0%} of rounds, {_us(a.laggard.delay_us)})"
         if a.min_delta_us is not None:
             what += f", min δ {_us(a.min_delta_us)}"
     return what
+
+
+def laggard_sentence(lag: LaggardStats) -> str:
+    if not lag.is_late:  # a tie, or the end of one thread's loop of marks: not a late thread
+        return (f"laggard: none (the last mark comes {_us(lag.delay_us)} after the others', median: "
+                f"less than {MIN_LAGGARD_US:g} µs)")
+    who = f"thread {lag.thread}" if lag.thread is not None else \
+        f"partition {lag.partitions[0]} (one thread marks them all)"
+    return (f"laggard: {who} is last in {lag.share:.0%} of rounds, "
+            f"{_us(lag.delay_us)} after the others' last mark (median of those rounds)")
 
 
 def request_lines(a: RequestAnalysis) -> list[str]:
@@ -58,10 +70,7 @@ def request_lines(a: RequestAnalysis) -> list[str]:
     lines.append(f"   ready spread, first -> last MPI_Pready: {_us(a.spread_us)} (median over rounds)"
                  + (f"; without the laggard: {_us(a.spread_others_us)}" if a.spread_others_us is not None else ""))
     if a.laggard is not None:
-        who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else \
-            f"partition {a.laggard.partitions[0]} (one thread marks them all)"
-        lines.append(f"   laggard: {who} is last in {a.laggard.share:.0%} of rounds, "
-                     f"{_us(a.laggard.delay_us)} after the others' last mark (median of those rounds)")
+        lines.append("   " + laggard_sentence(a.laggard))
     if a.min_delta_us is not None:
         lines.append(f"   min δ aggregating every non-laggard partition (seed's method, means): {_us(a.min_delta_us)}; "
                      f"with medians: {_us(a.min_delta_median_us)}")
