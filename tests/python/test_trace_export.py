@@ -125,3 +125,20 @@ def test_bars_of_many_partitions_touch(tmp_path, parts, height):
     bars = fig.axes[0].patches
     assert len(bars) == 2 * parts and {round(b.get_height(), 6) for b in bars} == {height}
     plt.close(fig)
+
+
+def test_plot_says_when_no_transfer_is_known(tmp_path):
+    """The receiver only waited (no MPI_Parrived arrival anywhere): no transfer can be measured or
+    estimated. The legend claimed a measured transfer, and bars with none were drawn empty."""
+    import matplotlib.pyplot as plt
+
+    sends = [(1_000_000 * r, [1_000_000 * r + 1_000 + 100 * p for p in range(P)], [0] * P, 1_000_000 * r + 9_000)
+             for r in range(1, ROUNDS + 1)]
+    recvs = [(1_000_000 * r, [None] * P, 1_000_000 * r + 9_000) for r in range(1, ROUNDS + 1)]
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends)]), rank_doc(1, 2, [recv_request(0, 0, 5, recvs)])]
+    fig = arrival_figure(load_trace(write_trace(tmp_path / "trace", docs)))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any("MPI_Parrived true" in t for t in labels)
+    assert any(t.startswith("transfer not drawn") for t in labels)
+    assert fig.axes[0].get_xlim()[0] == 0
+    plt.close(fig)

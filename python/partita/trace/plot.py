@@ -73,6 +73,25 @@ def _rounds_shown(n: int) -> list[int]:
     return sorted({round(k * (n - 1) / (MAX_ROUNDS - 1)) for k in range(MAX_ROUNDS)})
 
 
+def legend_patches(drawn: set[str], rate: float | None) -> list:
+    """The legend of the kinds of transfer drawn; a transfer neither measured nor estimated
+    (no arrival anywhere in the trace: the receiver waited instead of polling MPI_Parrived)
+    is not drawn, and the legend says so rather than claim a measured one."""
+    from matplotlib.patches import Patch
+
+    legend = [Patch(color=COMPUTE_COLOUR, label="compute (first MPI_Pready to this one)")]
+    if "measured" in drawn:
+        legend.append(Patch(color=MEASURED_COLOUR, label="transfer: MPI_Pready to first MPI_Parrived true"))
+    if "estimated" in drawn:
+        legend.append(Patch(color=ESTIMATED_COLOUR,
+                            label=f"transfer estimated: bytes / {rate / 1e9:.3g} GB/s (arrival unknown)"))
+    if "unknown" in drawn:
+        legend.append(Patch(facecolor="none", edgecolor="none",
+                            label="transfer not drawn: no MPI_Parrived arrival in the trace to measure or "
+                                  "estimate it (the receiver waited)"))
+    return legend
+
+
 def plot_arrivals(trace: Trace, path: str | Path, request=None, bandwidth: float | None = None) -> Path:
     """Draws the arrival pattern of one send request (`request`: its index in
     trace.pairs() or the Request itself) or of the first few, into `path` (PNG, PDF, SVG)."""
@@ -85,14 +104,13 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
 
     pairs = [pr for pr in _chosen(trace, request) if pr[0].rounds]
     if not pairs:
         raise ValueError(f"{trace.folder}: no send request with a recorded round to plot")
     rate = bandwidth or estimated_bandwidth(trace)
     fig, axes = plt.subplots(len(pairs), 1, figsize=(9, 2.2 + 2.8 * len(pairs)), squeeze=False)
-    estimated = False
+    drawn: set[str] = set()  # which transfers the bars show: measured, estimated, unknown
     for ax, (send, recv) in zip(axes[:, 0], pairs):
         P, rows, labels = send.partitions, [], []
         shown = _rounds_shown(len(send.rounds))
@@ -112,12 +130,12 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
                 compute_us = (t - first) / 1e3
                 a = arrival_of(send, recv, arrived, p)
                 if a is not None and a >= t:
-                    transfer_us, colour = (a - t) / 1e3, MEASURED_COLOUR
+                    transfer_us, colour, kind = (a - t) / 1e3, MEASURED_COLOUR, "measured"
                 elif rate:
-                    transfer_us, colour = send.partition_bytes / rate * 1e6, ESTIMATED_COLOUR
-                    estimated = True
+                    transfer_us, colour, kind = send.partition_bytes / rate * 1e6, ESTIMATED_COLOUR, "estimated"
                 else:
-                    transfer_us, colour = 0.0, ESTIMATED_COLOUR
+                    transfer_us, colour, kind = 0.0, ESTIMATED_COLOUR, "unknown"
+                drawn.add(kind)
                 rows.append((y, compute_us, transfer_us, colour))
         height = 0.8 if P <= GAPPED_BARS_MAX else 1.0
         ax.barh([r[0] for r in rows], [r[1] for r in rows], height=height, color=COMPUTE_COLOUR)
@@ -125,14 +143,11 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
                 color=[r[3] for r in rows])
         ax.set_yticks([y for y, _ in labels], [name for _, name in labels])
         ax.invert_yaxis()
+        ax.set_xlim(left=0)  # bars of zero width only (marked at once, transfer unknown) centred the axis on 0
         ax.set_xlabel("µs since the round's first MPI_Pready")
         ax.set_title(f"rank {send.rank} -> {send.peer}, tag {send.tag}: {P} partitions of "
                      f"{send.partition_bytes} B ({len(shown)} of {len(send.rounds)} rounds)", fontsize=10)
-    legend = [Patch(color=COMPUTE_COLOUR, label="compute (first MPI_Pready to this one)"),
-              Patch(color=MEASURED_COLOUR, label="transfer: MPI_Pready to first MPI_Parrived true")]
-    if estimated:
-        legend.append(Patch(color=ESTIMATED_COLOUR,
-                            label=f"transfer estimated: bytes / {rate / 1e9:.3g} GB/s (arrival unknown)"))
+    legend = legend_patches(drawn, rate)
     # two entries a row: three in one ran past the figure's edges
     legend_rows = (len(legend) + 1) // 2
     fig.legend(handles=legend, loc="lower center", ncol=2, fontsize=8, frameon=False)
