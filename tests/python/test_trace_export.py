@@ -57,6 +57,10 @@ def test_perfetto_one_slice_per_partition_from_ready_to_arrival(tmp_path):
     assert len(slices(doc, "round")) == 2 * ROUNDS  # one per round on each side
 
 
+def track_names(doc) -> dict:
+    return {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+
+
 def test_perfetto_tracks_per_rank_and_thread_never_overlap(tmp_path):
     doc = json.loads(write_perfetto(synthetic(tmp_path), tmp_path / "t.json").read_text())
     names = {(e["pid"], e["args"]["name"]) for e in doc["traceEvents"] if e["name"] == "process_name"}
@@ -65,7 +69,7 @@ def test_perfetto_tracks_per_rank_and_thread_never_overlap(tmp_path):
     for e in slices(doc, "partition"):
         by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
     # threads 0 and 1 each have their own track (or lanes of it)
-    assert {tid // 1000 for _, tid in by_track} == {0, 1}
+    assert {track_names(doc)[key].split(" +")[0] for key in by_track} == {"thread 0", "thread 1"}
     for spans in by_track.values():
         spans.sort()
         assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
@@ -142,3 +146,25 @@ def test_plot_says_when_no_transfer_is_known(tmp_path):
     assert any(t.startswith("transfer not drawn") for t in labels)
     assert fig.axes[0].get_xlim()[0] == 0
     plt.close(fig)
+
+
+def test_perfetto_a_thread_with_a_thousand_lanes_keeps_its_tracks(tmp_path):
+    """Thread 0 has 1100 partitions in flight at once, thread 1 one: tracks numbered thread * 1000
+    + lane put thread 0's lane 1000 on thread 1's track, two overlapping slices named thread 1."""
+    parts = 1100
+    ready = [1_000_000 + p for p in range(parts)]
+    sends = [(1_000_000, ready, [0] * (parts - 1) + [1], 9_000_000)]
+    recvs = [(1_000_000, [5_000_000 + p for p in range(parts)], 9_000_000)]
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends, count=1)]),
+            rank_doc(1, 2, [recv_request(0, 0, 5, recvs, count=1)])]
+    doc = json.loads(write_perfetto(load_trace(write_trace(tmp_path / "trace", docs)), tmp_path / "t.json")
+                     .read_text())
+    names = track_names(doc)
+    by_track: dict = {}
+    for e in slices(doc, "partition") + slices(doc, "round"):
+        by_track.setdefault((e["pid"], e["tid"]), []).append(e)
+    assert all(len(v) == 1 for k, v in by_track.items() if k[0] == 0 and v[0]["cat"] == "partition")
+    thread1 = [e for k, v in by_track.items() if names.get(k) == "thread 1" for e in v]
+    assert [e["args"]["partition"] for e in thread1] == [parts - 1]
+    # 1099 lanes of thread 0, thread 1 and the request's rounds: every track of rank 0 named apart
+    assert len({n for (pid, _), n in names.items() if pid == 0}) == parts + 1

@@ -11,7 +11,9 @@ rounds (MPI_Start to its completing Wait/Test) get a track of their own.
 
 Slices on one track must nest; a thread's partitions overlap in time when several
 are in flight, so a thread's slices are spread over as many lanes ("thread 2",
-"thread 2 +1", ...) as needed, each partition in the first lane that is free.
+"thread 2 +1", ...) as needed, each partition in the first lane that is free. A rank's
+tracks are numbered in (thread, lane) order, then its requests' rounds tracks: however
+many lanes a thread needs, no two tracks share a number.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from partita.trace.reader import Request, Trace
 LAGGARD_COLOUR = "terrible"
 PARTITION_COLOUR = "good"
 ROUND_COLOUR = "grey"
-ROUND_TRACK = 100_000  # tids of the rounds tracks: ROUND_TRACK + request id
 UNKNOWN_THREAD = -1   # a partition whose ready_thread is null: on a track of its own
 
 
@@ -103,23 +104,24 @@ def trace_events(trace: Trace) -> list[dict]:
     slices_by_rank: dict[int, list[dict]] = {}
     for send, recv in trace.pairs():
         slices_by_rank.setdefault(send.rank, []).extend(_partition_slices(send, recv))
-    tracks: set[tuple[int, int]] = set()
+    tracks_of: dict[int, int] = {}  # rank -> its thread tracks; the rounds tracks come after them
     for rank, slices in slices_by_rank.items():
         _lanes(slices)
+        tids = {key: tid for tid, key in enumerate(sorted({(s["thread"], s["lane"]) for s in slices}))}
+        tracks_of[rank] = len(tids)
         for s in slices:
-            tid = s["thread"] * 1000 + s["lane"]
-            tracks.add((rank, tid))
-            events.append({"ph": "X", "cat": "partition", "name": s["name"], "pid": rank, "tid": tid,
+            events.append({"ph": "X", "cat": "partition", "name": s["name"], "pid": rank,
+                           "tid": tids[s["thread"], s["lane"]],
                            "ts": _us(s["start"], origin), "dur": (s["end"] - s["start"]) / 1000.0,
                            "cname": LAGGARD_COLOUR if s["laggard"] else PARTITION_COLOUR, "args": s["args"]})
-    for rank, tid in sorted(tracks):
-        thread, lane = divmod(tid, 1000)
-        events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
-                       "args": {"name": f"thread {'?' if thread == UNKNOWN_THREAD else thread}"
-                                        + (f" +{lane}" if lane else "")}})
-        events.append({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": tid, "args": {"sort_index": tid}})
+        for (thread, lane), tid in tids.items():
+            events.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
+                           "args": {"name": f"thread {'?' if thread == UNKNOWN_THREAD else thread}"
+                                            + (f" +{lane}" if lane else "")}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": tid,
+                           "args": {"sort_index": tid}})
     for q in trace.requests:
-        tid = ROUND_TRACK + q.id
+        tid = tracks_of.get(q.rank, 0) + q.id
         events.append({"ph": "M", "name": "thread_name", "pid": q.rank, "tid": tid,
                        "args": {"name": f"{q.kind} request {q.id} (peer {q.peer}, tag {q.tag}, "
                                         f"{q.partitions} x {q.partition_bytes} B)"}})
