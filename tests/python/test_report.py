@@ -268,3 +268,20 @@ def test_report_writes_into_an_existing_folder_only(tmp_path):
     p = run_cli("report", str(empty), "-o", str(empty / "report.html"))
     assert p.returncode == 2 and "manifest.json" in p.stderr
     assert not never.parent.exists() and list(empty.iterdir()) == []
+
+
+def test_the_one_send_reference_shows_at_a_single_size(tmp_path, monkeypatch):
+    """A noisy p2p run of one message size: the single send's dotted line had one point, so the
+    legend listed "one send" and nothing was drawn."""
+    from partita.report.figures import bandwidth
+
+    one_size = {impl: p2p(impl, gain, noisy=True) for impl, gain in (("native", 1.0), ("partita:timer", 2.0))}
+    for doc in one_size.values():
+        doc["results"] = [r for r in doc["results"] if r["case"]["bytes"] == 65536]
+    folder = write_folder(tmp_path / "r", [("p2p-noise", impl, doc) for impl, doc in one_size.items()])
+    drawn = []
+    monkeypatch.setattr(bandwidth, "png", lambda fig, legend_from=None: drawn.append(fig) or b"")
+    bandwidth.draw(verdict([folder])[0].groups[0])
+    ref = [ln for ax in drawn[0].axes for ln in ax.get_lines() if ln.get_label() == "one send"]
+    assert len(ref) == 1 and len(ref[0].get_xdata()) == 1
+    assert ref[0].get_marker() not in (None, "None", "", " ")

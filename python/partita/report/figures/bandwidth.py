@@ -27,8 +27,9 @@ def draw(g) -> bytes:
         impl_lines(ax, g.by_impl, "perceived_bw", p, scale=1000)   # GB/s
         ref = sorted((k[0], v / 1000) for k, v in single.items() if k[1] == p)
         if ref:
+            # a dotted line through one size is no line at all: a dash marks each size
             ax.plot([r[0] for r in ref], [r[1] for r in ref], linestyle=":", color="black", linewidth=1.5,
-                    label="one send")
+                    marker="_", markersize=14, label="one send")
         size_axis(ax, values(g.by_impl, "bytes"))
         finish(ax, "message size", "perceived bandwidth (GB/s)" if ax is axes[0] else "",
                f"{p} partition{'s' if p != 1 else ''}", legend=False)
