@@ -9,6 +9,26 @@ from .results import ResultError, case_key, headline_metrics, is_params_file, lo
 from .stats import number, without_samples
 
 
+CASE_ALWAYS = ("bytes", "partitions", "threads")  # in a row's case when the case has them
+
+
+def distinguishing_keys(cases: list[dict]) -> list[str]:
+    """The case keys a row shows: CASE_ALWAYS, then every other key, in the first case's order,
+    that two cases agreeing on the keys kept so far still differ in (a pattern's strategy, a
+    mechanism's scheme); a key they determine (partition_bytes from bytes and partitions) adds nothing."""
+    first = cases[0] if cases else {}
+    kept = [k for k in first if k in CASE_ALWAYS]
+    for k in first:
+        if k in kept:
+            continue
+        seen: dict[tuple, str] = {}
+        for c in cases:
+            if seen.setdefault(tuple(str(c.get(x)) for x in kept), str(c.get(k))) != str(c.get(k)):
+                kept.append(k)
+                break
+    return [k for k in first if k in kept]
+
+
 def load_runs(folder: Path) -> dict[tuple[str, str], dict]:
     """(run name, implementation) -> result, for the successful runs of a folder
     (the launches of a repeated run pooled into one); a suite's partita-loggp run wrote
@@ -47,6 +67,8 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
             continue
         ra, rb = runs_a[key], runs_b[key]
         cases_b = {case_key(c.get("case", {})): c for c in rb.get("results", []) if "metrics" in c}
+        # what tells the cases apart (a pattern's strategy, a mechanism and scheme), as `summary` shows it
+        shown = distinguishing_keys([c.get("case", {}) for c in ra.get("results", [])])
         for ca in ra.get("results", []):
             cb = cases_b.get(case_key(ca.get("case", {})))
             if "metrics" not in ca or cb is None:
@@ -57,7 +79,9 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
                 if not sa or not sb:
                     continue
                 ma, mb = number(sa.get("median")), number(sb.get("median"))
-                rows.append({"run": key[0], "impl": key[1], "case": ca.get("case", {}), "metric": m,
+                case = ca.get("case", {})
+                rows.append({"run": key[0], "impl": key[1], "case": case, "metric": m,
+                             "label": ",".join(f"{k}={case[k]}" for k in shown if k in case),
                              "a": ma, "b": mb, "ratio": mb / ma if ma and mb is not None else None,
                              "verdict": verdict(sa, sb)})
     return rows
@@ -70,8 +94,7 @@ def fmt(x: float | None, spec: str) -> str:
 def format_rows(rows: list[dict]) -> str:
     table = [["# run", "impl", "case", "metric", "A", "B", "B/A", "verdict (95% CIs)"]]
     for r in rows:
-        case = ",".join(f"{k}={v}" for k, v in r["case"].items() if k in ("bytes", "partitions", "threads"))
-        table.append([r["run"], r["impl"], case, r["metric"], fmt(r["a"], ".4g"), fmt(r["b"], ".4g"),
+        table.append([r["run"], r["impl"], r["label"], r["metric"], fmt(r["a"], ".4g"), fmt(r["b"], ".4g"),
                       fmt(r["ratio"], ".3f"), r["verdict"]])
     # every column as wide as its widest entry, so a long case never runs into the metric
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]

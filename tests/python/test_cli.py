@@ -160,6 +160,23 @@ def test_compare_marks_significant_changes(tmp_path):
     assert p.returncode == 2 and "manifest.json" in p.stderr
 
 
+def test_compare_rows_tell_the_cases_apart(tmp_path):
+    """A pattern run's cases differ by strategy, a mech run's by mechanism and scheme: the rows
+    showed bytes, partitions and threads only, so halo3d's single and multiple read alike."""
+    from partita.compare import compare_folders, format_rows
+    from report_helpers import mech, pattern, write_folder as write_results
+
+    runs = [("halo3d", "native", pattern("halo3d", {"single": 400.0, "multiple": 300.0, "partitioned": 250.0})),
+            ("mech", "native", mech())]
+    a, b = write_results(tmp_path / "a", runs), write_results(tmp_path / "b", runs)
+    rows = format_rows(compare_folders(a, b)).splitlines()[1:]
+    keys = [tuple(line.split()[:4]) for line in rows]  # run, impl, case, metric
+    assert len(keys) == len(set(keys)), "two rows of one run and metric with the same case"
+    assert any("strategy=multiple" in line for line in rows)
+    assert any("scheme=random" in line and "mechanism=psend" in line for line in rows)
+    assert not any("partition_bytes" in line for line in rows), "bytes and partitions determine it"
+
+
 def test_run_description_is_kept():
     s = parse_suite({"run": [{"name": "a", "program": "x", "description": "Fig. 4, 1/10 scale"},
                              {"name": "b", "program": "x"}]}, "t", "t.toml")
