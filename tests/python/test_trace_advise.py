@@ -170,3 +170,28 @@ def test_one_thread_marking_in_a_loop_has_no_laggard(tmp_path, params):
     assert not any(o.candidate.delay_us for o in adv.outcomes)
     text = "\n".join(advice_lines(adv))
     assert "late in" not in text and "(none is late)" in text
+
+
+def test_the_timer_with_nothing_to_split_is_the_current_setting(params):
+    """Under libpartita's timer, at a count where the timer has no candidate of its own (it sends the
+    model's layout), there was no current setting: the advice told the user to switch to
+    another policy predicted no faster, without a comparison."""
+    from partita.trace.advise import Case
+    from partita.trace.analysis import RoundPattern
+
+    rounds = [RoundPattern(0.0, [0.0], [0], None, 3.0) for _ in range(5)]
+    adv = advise_case(params, Case("timer run", 4096, 1, rounds, "timer", "libpartita's timer policy"))
+    assert adv.current is not None and adv.current.candidate.policy == "model"
+    assert adv.best is adv.current
+    assert "keep what you do (libpartita's timer policy)" in "\n".join(advice_lines(adv))
+
+
+def test_a_current_setting_the_model_does_not_cover_is_said(params):
+    from partita.trace.advise import Case
+    from partita.trace.analysis import RoundPattern
+
+    rounds = [RoundPattern(0.0, [0.0, 0.0, 0.0, 80.0], [0, 0, 0, 1], None, 90.0) for _ in range(5)]
+    adv = advise_case(params, Case("static run", 1 << 20, 4, rounds, "static", "libpartita's static policy"))
+    assert adv.current is None
+    text = "\n".join(advice_lines(adv))
+    assert "now: libpartita's static policy, which the model does not cover" in text

@@ -226,6 +226,18 @@ def candidates(params: Params, case: Case, keep_partitions: bool = False) -> lis
     return out
 
 
+def current_outcome(outcomes: list[Outcome], case: Case) -> Outcome | None:
+    """The candidate that is the current setting; None when it is not one of the modelled
+    policies (static, fixed, adaptive, table). At a count where the timer has nothing to split
+    it has no candidate of its own (candidates()): it sends the model's layout."""
+    here = [o for o in outcomes if o.candidate.partitions == case.partitions and o.candidate.delay_us == 0]
+    policy = case.current_policy
+    if policy == "timer" and not any(o.candidate.policy == "timer" for o in here):
+        policy = "model"
+    return next((o for o in here if o.candidate.policy == policy
+                 and (policy != "timer" or o.candidate.default_delta)), None)
+
+
 def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Advice:
     adv = Advice(case)
     rounds = sampled(case.rounds)
@@ -237,9 +249,7 @@ def advise_case(params: Params, case: Case, keep_partitions: bool = False) -> Ad
         per_round = [predict_round(params, c, case.total_bytes, rd) for rd in readies[c.partitions]]
         adv.outcomes.append(Outcome(c, statistics.median(t for t, _ in per_round),
                                     statistics.fmean(n for _, n in per_round)))
-    adv.current = next((o for o in adv.outcomes if o.candidate.partitions == case.partitions
-                        and o.candidate.policy == case.current_policy and o.candidate.delay_us == 0
-                        and (o.candidate.policy != "timer" or o.candidate.default_delta)), None)
+    adv.current = current_outcome(adv.outcomes, case)
     fastest = min(o.predicted_us for o in adv.outcomes)
 
     def effort(o: Outcome) -> tuple:
@@ -294,7 +304,8 @@ def advice_lines(adv: Advice) -> list[str]:
         lines.append(f"   keep what you do ({case.current_note}): no candidate is predicted more than "
                      f"{TIE_TOLERANCE:.0%} faster; expected time after the last MPI_Pready {_us(cur.predicted_us)}.")
     else:
-        now = f" instead of {_us(cur.predicted_us)} now ({case.current_note})" if cur else ""
+        now = f" instead of {_us(cur.predicted_us)} now ({case.current_note})" if cur else \
+            f" (now: {case.current_note}, which the model does not cover: no comparison)"
         gain = f", {cur.predicted_us / b.predicted_us:.1f}x faster" if cur and b.predicted_us > 0 else ""
         lines.append(f"   advice: {change}use {b.candidate.describe()} [{b.candidate.env()}]: "
                      f"expected time after the last MPI_Pready {_us(b.predicted_us)}{now}{gain}.")
