@@ -85,3 +85,17 @@ def test_preload_order():
         ("/l/t.so:/b/libpartita-mpi.so:/a/x.so", True)
     assert preload_with_tracer("/l/t.so", "/b/libpartita-mpi.so /a/x.so", "after") == \
         ("/b/libpartita-mpi.so:/l/t.so:/a/x.so", True)
+
+
+def test_advise_help_names_each_native_path_and_every_candidate():
+    """The help said every count is sent 'one message per partition (what the MPI library does
+    natively)': MPICH's native path is one message once every partition is ready, a candidate the
+    help left out."""
+    p = run_cli("advise", "--help", timeout=120)
+    assert p.returncode == 0
+    text = " ".join(p.stdout.split())
+    assert "what the MPI library does natively" not in text
+    assert "one message once every partition is ready (at P only: libpartita's bulk; MPICH's native path)" in text
+    assert max(len(line) for line in p.stdout.splitlines()) <= 100, "the description is wrapped"
+    p = run_cli("project", "--help", timeout=120)  # the same raw formatter: one 312-character line
+    assert p.returncode == 0 and max(len(line) for line in p.stdout.splitlines()) <= 100

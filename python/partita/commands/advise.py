@@ -13,21 +13,26 @@ from ..trace.sources import INPUT_ERRORS, load_cases
 
 PROG = "partita advise"
 
+DESCRIPTION = """\
+For each partitioned send (a trace's send requests pooled per message size and partition
+count, or each case of partita-p2p results), evaluate with the PLogGP model libpartita plans
+with, on the ready times of every round, the user partition counts P/4, P/2, P, 2P, 4P, each
+sent:
+  - one message per partition as it is marked (libpartita's none; Open MPI's native path),
+  - one message once every partition is ready (at P only: libpartita's bulk; MPICH's native path),
+  - with libpartita's model policy (planned for no delay, and for the measured laggard),
+  - with its timer policy (libpartita's default delta and the seed's minimum delta).
+Prints the pattern, the advised setting, the predicted time from the last MPI_Pready to the
+last byte at the receiver for every candidate and the gain over the current setting."""
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "advise", help="advise a partition count, libpartita policy and timer delta from a trace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="For each traced partitioned send (pooled per message size and partition count), "
-                    "evaluate with the PLogGP model libpartita plans with: the user partition counts P/4, P/2, P, "
-                    "2P, 4P, each sent one message per partition (what the MPI library does natively), with "
-                    "libpartita's model policy (planned for no delay, and for the measured laggard), and with its "
-                    "timer policy (libpartita's default delta and the seed's minimum delta), on the ready times "
-                    "of every traced round. Prints the pattern, the advised setting, the predicted time from the "
-                    "last MPI_Pready to the last byte at the receiver for every candidate and the gain over the "
-                    "current setting.",
-        epilog="INPUT is a trace folder (partita trace), a `partita run` results folder with partita-p2p runs, or "
-               "one partita-p2p JSON result. Definitions and assumptions: docs/trace-analysis.md.")
+        description=DESCRIPTION,
+        epilog="INPUT is a trace folder (partita trace), a `partita run` results folder with partita-p2p runs,\n"
+               "or one partita-p2p JSON result. Definitions and assumptions: docs/trace-analysis.md.")
     p.add_argument("input", type=path_arg, metavar="INPUT", help="trace folder or partita-p2p results")
     p.add_argument("--loggp", type=path_arg, metavar="FILE",
                    help="LogGP parameters (partita.loggp/1; default: the file libpartita uses, else its built-in "

@@ -27,9 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "project", help="project the application speedup of porting to partitioned communication",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="From a trace of an unported program (its share of run time in point-to-point "
-                    "communication, per rank) and the speedup of that communication (a factor, or measured by a "
-                    "pattern benchmark: unported variant over the fastest partitioned one), project the "
+        description="From a trace of an unported program (its share of run time in point-to-point\n"
+                    "communication, per rank) and the speedup of that communication (a factor, or measured by a\n"
+                    "pattern benchmark: unported variant over the fastest partitioned one), project the\n"
                     "application speedup with Amdahl's law: 1 / ((1 - f) + f / s).",
         epilog=ASSUMPTIONS)
     p.add_argument("trace", type=path_arg, metavar="TRACE_DIR", help="a trace folder (partita trace)")
