@@ -99,6 +99,18 @@ def test_receiver_order_and_measured_early_share(tmp_path):
     assert a.after_last_us == pytest.approx(0.6)
 
 
+def test_receiver_order_with_fewer_receive_partitions(tmp_path):
+    """4 send partitions marked in order, received as 2 partitions that arrive in order: the
+    receive order was compared with the 4 send partitions' order and never matched (0%)."""
+    rounds = [(0, [1000, 2000, 3000, 4000], [0, 0, 0, 0], 9000), (10_000, [11_000, 12_000, 13_000, 14_000],
+                                                                 [0, 0, 0, 0], 19_000)]
+    send = send_request(0, 1, 4, rounds, count=1024)
+    recv = recv_request(0, 0, 4, [(0, [2500, 4500], 9000), (10_000, [14_600, 14_500], 19_000)], count=2048)
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send]), rank_doc(1, 2, [recv])]))
+    a = analyse(t)[0]
+    assert a.arrival_in_ready_order == pytest.approx(0.5)  # round 0 in order, round 1 not
+
+
 def test_modelled_early_share(tmp_path):
     from model_helpers import build_info
     from partita.model import Params, library

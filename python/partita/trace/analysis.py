@@ -169,6 +169,18 @@ def _order(times: list[float]) -> list[int]:
     return sorted(range(len(times)), key=lambda u: (times[u], u))
 
 
+def ready_per_recv_partition(ready_us: list[float], send_part_bytes: int, recv_part_bytes: int,
+                             recv_parts: int) -> list[float]:
+    """When each receive partition's bytes were all marked: the last ready time of the send
+    partitions it overlaps (the two sides may partition the buffer differently)."""
+    if recv_parts == len(ready_us) or send_part_bytes <= 0 or recv_part_bytes <= 0:
+        return list(ready_us)
+    last = len(ready_us) - 1
+    return [max(ready_us[min(last, q * recv_part_bytes // send_part_bytes):
+                         min(last, ((q + 1) * recv_part_bytes - 1) // send_part_bytes) + 1])
+            for q in range(recv_parts)]
+
+
 def analyse_request(send: Request, recv: Request | None, params=None) -> RequestAnalysis:
     """The analysis of one send request (and its receive, if traced). params: a
     partita.model.Params for the modelled early share (None: left out)."""
@@ -192,8 +204,9 @@ def analyse_request(send: Request, recv: Request | None, params=None) -> Request
         a.early_share_measured = statistics.fmean(
             sum(1 for t in r.arrived_us if t <= r.last_us) / len(r.arrived_us) for r in measured)
         orders = [tuple(_order(r.arrived_us)) for r in measured]
-        a.arrival_in_ready_order = sum(1 for r, o in zip(measured, orders) if list(o) == _order(r.ready_us)) \
-            / len(measured)
+        ready_orders = [_order(ready_per_recv_partition(r.ready_us, send.partition_bytes, recv.partition_bytes,
+                                                        len(r.arrived_us))) for r in measured]
+        a.arrival_in_ready_order = sum(1 for o, ro in zip(orders, ready_orders) if list(o) == ro) / len(measured)
         common, n = Counter(orders).most_common(1)[0]
         a.arrival_order, a.arrival_order_share = list(common), n / len(measured)
     return a
