@@ -138,6 +138,16 @@ def test_headline_marks_the_best(tmp_path):
     assert any(line.startswith("- overhead (p2p): partita:model") for line in lines)
 
 
+def test_no_best_mark_note_without_a_mark(tmp_path):
+    """One implementation: nothing is marked best, yet the verdict explained a '*' it did not show."""
+    folder = write_folder(tmp_path / "r", [("p2p", "native", p2p("native", 1.0))])
+    p = run_cli("summary", str(folder))
+    assert p.returncode == 0, p.stderr
+    assert "*" not in p.stdout
+    write_report([folder], tmp_path / "r.html")
+    assert "* best" not in (tmp_path / "r.html").read_text()
+
+
 def test_several_folders_are_compared(tmp_path):
     a = write_folder(tmp_path / "a", [("p2p", "native", p2p("native", 1.0))])
     b = write_folder(tmp_path / "b", [("p2p", "native", p2p("native", 0.5))])

@@ -58,6 +58,14 @@ class Headline:
     findings: list[str]         # "family (run): sentence", one per figure
     checks: list[launch_checks.CheckResult] = field(default_factory=list)   # per-launch policy comparisons
 
+    @property
+    def marked(self) -> bool:
+        """Some cell carries the best mark (none with one implementation, or when all tie)."""
+        return any(cell.endswith(" *") for row in self.rows for cell in row[1:])
+
+
+BEST_MARK_NOTE = "* best (lowest overhead, highest bandwidth and availability)"
+
 
 def headline(runs: RunSet, figures) -> Headline:
     labels: list[str] = []
@@ -123,7 +131,8 @@ def print_headline(h: Headline, folders: list[Path], report: Path | None, out=sy
     if h.rows:
         for line in format_table(h.header, h.rows):
             print(line, file=out)
-        print("  * best (lowest overhead, highest bandwidth and availability)", file=out)
+        if h.marked:
+            print(f"  {BEST_MARK_NOTE}", file=out)
     for n in h.notes:
         print(f"  {n}", file=out)
     if h.findings:

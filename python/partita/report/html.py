@@ -7,6 +7,7 @@ import datetime as dt
 from html import escape
 
 from .. import __version__, launch_checks
+from .headline import BEST_MARK_NOTE
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1150px; color: #222; padding: 0 1em; }
@@ -44,7 +45,8 @@ def page(runs, headline, figures) -> str:
              "<h2 id='verdict'>Verdict</h2>"]
     if headline.rows:
         parts.append(table_html([headline.header] + headline.rows))
-        parts.append("<p class='meta'>* best (lowest overhead, highest bandwidth and availability)</p>")
+        if headline.marked:
+            parts.append(f"<p class='meta'>{BEST_MARK_NOTE}</p>")
     if headline.notes:
         parts.append("<ul class='notes'>" + "".join(f"<li>{escape(n)}</li>" for n in headline.notes) + "</ul>")
     for r in headline.checks:
