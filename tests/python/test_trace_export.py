@@ -168,3 +168,23 @@ def test_perfetto_a_thread_with_a_thousand_lanes_keeps_its_tracks(tmp_path):
     assert [e["args"]["partition"] for e in thread1] == [parts - 1]
     # 1099 lanes of thread 0, thread 1 and the request's rounds: every track of rank 0 named apart
     assert len({n for (pid, _), n in names.items() if pid == 0}) == parts + 1
+
+
+def test_plot_says_which_requests_it_leaves_out(tmp_path):
+    """Eight send requests, the first one never started: the figure drew the first six of the
+    list (five with rounds) and said nothing of the others; with the first six unstarted it
+    found nothing to draw."""
+    import matplotlib.pyplot as plt
+
+    started = [(1_000_000, [1_001_000 + 100 * p for p in range(P)], [0] * P, 1_100_000)]
+    unstarted = send_request(0, 1, 0, started) | {"rounds": []}
+    sends = [unstarted] + [send_request(i, 1, i, started) for i in range(1, 8)]
+    docs = [rank_doc(0, 2, sends), rank_doc(1, 2, [])]
+    fig = arrival_figure(load_trace(write_trace(tmp_path / "trace", docs)))
+    assert len(fig.axes) == 6
+    assert "the first 6 of 7 send requests" in fig._suptitle.get_text()
+    plt.close(fig)
+    late = [send_request(i, 1, i, started) | {"rounds": []} for i in range(6)] + [send_request(6, 1, 6, started)]
+    fig = arrival_figure(load_trace(write_trace(tmp_path / "late", [rank_doc(0, 2, late), rank_doc(1, 2, [])])))
+    assert len(fig.axes) == 1 and fig._suptitle is None
+    plt.close(fig)

@@ -56,14 +56,19 @@ def check_request(trace: Trace, n: int) -> None:
         raise ValueError(f"no send request number {n}: the trace has {pairs}")
 
 
-def _chosen(trace: Trace, request) -> list[tuple[Request, Request | None]]:
+def _chosen(trace: Trace, request) -> tuple[list[tuple[Request, Request | None]], int]:
+    """The send requests to draw (those with a recorded round), and how many there were to choose from."""
     pairs = trace.pairs()
     if request is None:
-        return pairs[:MAX_REQUESTS]
+        drawable = [pr for pr in pairs if pr[0].rounds]
+        return drawable[:MAX_REQUESTS], len(drawable)
     if isinstance(request, int):
         check_request(trace, request)
-        return [pairs[request]]
-    return [pr for pr in pairs if pr[0] is request]
+        chosen = [pairs[request]]
+    else:
+        chosen = [pr for pr in pairs if pr[0] is request]
+    chosen = [pr for pr in chosen if pr[0].rounds]
+    return chosen, len(chosen)
 
 
 def _rounds_shown(n: int) -> list[int]:
@@ -105,7 +110,7 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    pairs = [pr for pr in _chosen(trace, request) if pr[0].rounds]
+    pairs, drawable = _chosen(trace, request)
     if not pairs:
         raise ValueError(f"{trace.folder}: no send request with a recorded round to plot")
     rate = bandwidth or estimated_bandwidth(trace)
@@ -148,8 +153,13 @@ def arrival_figure(trace: Trace, request=None, bandwidth: float | None = None):
         ax.set_title(f"rank {send.rank} -> {send.peer}, tag {send.tag}: {P} partitions of "
                      f"{send.partition_bytes} B ({len(shown)} of {len(send.rounds)} rounds)", fontsize=10)
     legend = legend_patches(drawn, rate)
+    top = 1.0
+    if drawable > len(pairs):
+        fig.suptitle(f"the first {len(pairs)} of {drawable} send requests with a recorded round "
+                     "(partita trace export --request N draws another)", fontsize=9)
+        top -= 0.35 / fig.get_figheight()
     # two entries a row: three in one ran past the figure's edges
     legend_rows = (len(legend) + 1) // 2
     fig.legend(handles=legend, loc="lower center", ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, (0.1 + 0.2 * legend_rows) / fig.get_figheight(), 1, 1))
+    fig.tight_layout(rect=(0, (0.1 + 0.2 * legend_rows) / fig.get_figheight(), 1, top))
     return fig
