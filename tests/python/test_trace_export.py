@@ -188,3 +188,15 @@ def test_plot_says_which_requests_it_leaves_out(tmp_path):
     fig = arrival_figure(load_trace(write_trace(tmp_path / "late", [rank_doc(0, 2, late), rank_doc(1, 2, [])])))
     assert len(fig.axes) == 1 and fig._suptitle is None
     plt.close(fig)
+
+
+def test_perfetto_names_no_laggard_when_the_last_marks_tie(tmp_path):
+    """One MPI_Pready_range marks every partition at one instant: the highest partition was named
+    LAGGARD and coloured apart in every round."""
+    sends = [(1_000_000 * r, [1_000_000 * r + 1_000] * P, [0] * P, 1_000_000 * r + 9_000) for r in range(1, 4)]
+    recvs = [(1_000_000 * r, [1_000_000 * r + 5_000] * P, 1_000_000 * r + 9_000) for r in range(1, 4)]
+    docs = [rank_doc(0, 2, [send_request(0, 1, 5, sends)]), rank_doc(1, 2, [recv_request(0, 0, 5, recvs)])]
+    doc = json.loads(write_perfetto(load_trace(write_trace(tmp_path / "trace", docs)), tmp_path / "t.json")
+                     .read_text())
+    parts = slices(doc, "partition")
+    assert len(parts) == 3 * P and not any(e["name"].startswith("LAGGARD") for e in parts)

@@ -4,7 +4,7 @@ One process per rank, one track per (rank, thread). Each send partition is a
 complete ("X") slice on the track of the thread that marked it ready, from its
 MPI_Pready to its first MPI_Parrived == true on the receiver (both on rank 0's
 clock; the reader applied the offsets). The laggard of a round (the partition
-marked last) is named "LAGGARD p<N>" and coloured, so it stands out at a glance.
+marked last, if alone at that instant) is named "LAGGARD p<N>" and coloured, so it stands out at a glance.
 A partition whose arrival is unknown (no matching receive, or never polled true)
 ends at the send's completion and is named "... (arrival unknown)". Each request's
 rounds (MPI_Start to its completing Wait/Test) get a track of their own.
@@ -54,6 +54,14 @@ def arrival_of(send: Request, recv: Request | None, arrived: list | None, p: int
     return arrived[q]
 
 
+def _last_marked(marked: list[tuple[int, int]]) -> int | None:
+    """The partition marked last in a round; None when several share that instant (one
+    MPI_Pready_range or MPI_Pready_list marked them): no partition lags the others."""
+    last = max(t for t, _ in marked)
+    at_last = [p for t, p in marked if t == last]
+    return at_last[0] if len(at_last) == 1 else None
+
+
 def _partition_slices(send: Request, recv: Request | None) -> list[dict]:
     """(thread, start, end, name, args, laggard) of every marked partition of a send request."""
     out = []
@@ -61,7 +69,7 @@ def _partition_slices(send: Request, recv: Request | None) -> list[dict]:
         marked = rd.marked()
         if not marked:
             continue
-        laggard = max(marked)[1]
+        laggard = _last_marked(marked)
         arrived = round_arrivals(recv, i)
         for t, p in marked:
             end = arrival_of(send, recv, arrived, p)
