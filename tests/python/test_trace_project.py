@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from model_helpers import run_cli
 from trace_helpers import rank_doc, write_trace
 
 from partita.results import ResultError
@@ -109,3 +110,28 @@ def test_project_cli_chooses_the_run(tmp_path, capsys):
     assert "s = 3 (stencil: nonblocking" in out and "1.500x (pooled)" in out
     assert main(["project", str(trace), "--speedup", "2", "--run", "stencil"]) == 2
     assert "partita project: error: --run needs --results" in capsys.readouterr().err
+
+
+def test_threads_waiting_at_once_cap_the_share(tmp_path):
+    """Four threads of an MPI_THREAD_MULTIPLE rank each blocked 50 ms in MPI_Recv of a 50 ms run: the
+    tracer's per-thread sum is 200 ms. project stopped with "no share of the run time" on a valid
+    trace; the share is now taken as 100% and said to be an upper bound."""
+    docs = [rank_doc(0, 2, [], finalize_ns=50_000_000, mpi_time_ns={"p2p": 30_000, "collective": 0, "partitioned": 0}),
+            rank_doc(1, 2, [], finalize_ns=50_000_000,
+                     mpi_time_ns={"p2p": 200_000_000, "collective": 0, "partitioned": 0})]
+    t = write_trace(tmp_path / "t", docs)
+    per, pooled, _ = project(load_trace(t), 2.0)
+    assert per[1].share == 1.0 and per[1].summed_over_threads and per[1].projected == pytest.approx(2.0)
+    assert pooled.share == pytest.approx((0.03 + 50) / 100)
+    p = run_cli("project", str(t), "--speedup", "2", timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "100.0%" in p.stdout and "upper bound" in p.stdout
+    shown = run_cli("trace", "show", str(t), timeout=120).stdout
+    assert "400.0%" in shown and "several were inside at once" in shown
+
+
+def test_a_single_threaded_rank_beyond_its_run_time_is_still_refused(tmp_path):
+    doc = rank_doc(0, 1, [], finalize_ns=1_000_000, mpi_time_ns={"p2p": 2_000_000, "collective": 0, "partitioned": 0})
+    doc["thread_level"] = "MPI_THREAD_SINGLE"
+    with pytest.raises(ValueError, match="no share of the run time"):
+        project(load_trace(write_trace(tmp_path / "t", [doc])), 2.0)

@@ -59,10 +59,16 @@ def main(args: argparse.Namespace) -> int:
         return 2
     print(f"communication speedup s = {speedup:.3g} ({source})")
     print(f"{'rank':>6} {'wall ms':>9} {'p2p ms':>8} {'share f':>8} {'projected':>10}")
+    capped = any(p.summed_over_threads for p in per)
     for p in per:
-        print(f"{p.rank:>6} {p.wall_us / 1e3:>9.2f} {p.p2p_us / 1e3:>8.2f} {p.share:>8.1%} {p.projected:>9.3f}x")
+        print(f"{p.rank:>6} {p.wall_us / 1e3:>9.2f} {p.p2p_us / 1e3:>8.2f} {p.share:>8.1%} {p.projected:>9.3f}x"
+              + (" *" if p.summed_over_threads else ""))
     print(f"{'all':>6} {pooled.wall_us / 1e3:>9.2f} {pooled.p2p_us / 1e3:>8.2f} {pooled.share:>8.1%} "
-          f"{pooled.projected:>9.3f}x  (times pooled over ranks)")
+          f"{pooled.projected:>9.3f}x  (times pooled over ranks{', * ranks at their run time' if capped else ''})")
+    if capped:
+        print("  * the time summed over the rank's threads exceeds its run time (several threads inside MPI at "
+              "once;\n    the trace does not say how much of the run they overlapped): its share is taken as 100%, "
+              "an upper bound")
     print(f"projected application speedup: {pooled.projected:.3f}x (pooled); {slowest:.3f}x if the run ends with "
           "its slowest rank")
     print(ASSUMPTIONS)

@@ -30,16 +30,27 @@ def amdahl(share: float, speedup: float) -> float:
     return 1.0 / time
 
 
+# The tracer sums the time of every thread inside MPI (docs/trace.md), at most this many threads
+# alive at once (its PTR_MAX_THREADS): a rank's summed time beyond this many run times is no trace's.
+TRACER_MAX_THREADS = 1024
+
+
 @dataclass
 class Projection:
     rank: int | None      # None: the whole run
     wall_us: float
-    p2p_us: float
+    p2p_us: float         # summed over the rank's threads: more than wall_us when several waited at once
     speedup: float        # the communication part's
 
     @property
+    def summed_over_threads(self) -> bool:
+        return self.p2p_us > self.wall_us
+
+    @property
     def share(self) -> float:
-        return self.p2p_us / self.wall_us if self.wall_us else 0.0
+        """The point-to-point share of run time; 1 (an upper bound) when the time summed over the
+        rank's threads exceeds the run: how much of the run they overlapped is not in the trace."""
+        return min(1.0, self.p2p_us / self.wall_us) if self.wall_us else 0.0
 
     @property
     def projected(self) -> float:
@@ -52,10 +63,12 @@ def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection,
     over the longest projected wall time after."""
     per = [Projection(s.rank, s.wall_us, s.p2p_us + s.partitioned_us, speedup) for s in rank_shares(trace)]
     for r, p in zip(trace.ranks, per):
-        if not 0 <= p.p2p_us <= p.wall_us or p.wall_us <= 0:
+        # several threads (MPI_THREAD_MULTIPLE) inside MPI at once sum to more than the run
+        most = p.wall_us * (TRACER_MAX_THREADS if r.thread_level == "MPI_THREAD_MULTIPLE" else 1)
+        if not 0 <= p.p2p_us <= most or p.wall_us <= 0:
             raise ValueError(f"{r.path}: {p.p2p_us:.6g} us in point-to-point calls of {p.wall_us:.6g} us from "
                              "MPI_Init to MPI_Finalize is no share of the run time")
-    pooled = Projection(None, sum(p.wall_us for p in per), sum(p.p2p_us for p in per), speedup)
+    pooled = Projection(None, sum(p.wall_us for p in per), sum(p.share * p.wall_us for p in per), speedup)
     after = max(p.wall_us / p.projected for p in per)
     slowest = max(p.wall_us for p in per) / after if after > 0 else 1.0
     return per, pooled, slowest
