@@ -99,3 +99,12 @@ def test_advise_help_names_each_native_path_and_every_candidate():
     assert max(len(line) for line in p.stdout.splitlines()) <= 100, "the description is wrapped"
     p = run_cli("project", "--help", timeout=120)  # the same raw formatter: one 312-character line
     assert p.returncode == 0 and max(len(line) for line in p.stdout.splitlines()) <= 100
+
+
+def test_trace_usage_lists_every_form_with_its_options():
+    """The usage line left out show's --loggp and export's --request (one 126-character line)."""
+    p = run_cli("trace", "--help", timeout=120)
+    assert p.returncode == 0
+    usage = p.stdout.split("\n\n")[0]
+    assert "show DIR [--loggp FILE]" in usage and "[--request N]" in usage and "[--build DIR]" in usage
+    assert max(len(line) for line in usage.splitlines()) <= 100

@@ -26,7 +26,7 @@ Trace the partitioned communication of any MPI program, and analyse the trace.
   partita trace [--out DIR] [--order before|after] -- COMMAND ...
       run COMMAND (e.g. mpiexec -n 4 ./app args) with libpartita-trace.so preloaded;
       every rank writes DIR/rank-<R>.json at MPI_Finalize (docs/trace.md)
-  partita trace show DIR
+  partita trace show DIR [--loggp FILE]
       print the analysis: per send request the ready spread, the laggard thread, the
       seed's minimum timer delta, the data that could go before the last MPI_Pready,
       the receiver's arrival order; per rank the MPI share of run time
@@ -47,8 +47,9 @@ more with itself first, before MPI starts: both orders record the same events
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("trace", help="trace a program's partitioned communication; show or export a trace",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
-                       usage="partita trace [--out DIR] [--order before|after] -- COMMAND ... | show DIR | "
-                             "export DIR [--perfetto FILE] [--plot FILE]")
+                       usage="partita trace [--out DIR] [--order before|after] [--build DIR] -- COMMAND ...\n"
+                             "       partita trace show DIR [--loggp FILE]\n"
+                             "       partita trace export DIR [--perfetto FILE] [--plot FILE] [--request N]")
     p.add_argument("--out", type=path_arg, help="trace folder (default: a new folder results/<timestamp>-trace)")
     p.add_argument("--order", choices=("before", "after"), default="before",
                    help="where the tracer goes relative to libpartita-mpi.so in LD_PRELOAD (default: before)")
