@@ -216,3 +216,9 @@ def test_an_interrupted_run_keeps_the_launches_that_finished(tmp_path, monkeypat
     assert "finished" not in manifest       # the suite did not end
     p = run_cli("summary", str(tmp_path))
     assert p.returncode == 0 and "# verdict of" in p.stdout, p.stderr
+
+
+def test_python_dash_m_partita_runs_the_command():
+    """`python -m partita` ended with "No module named partita.__main__"."""
+    p = subprocess.run([sys.executable, "-m", "partita", "--help"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.startswith("usage: partita")
