@@ -161,10 +161,12 @@ def perceived_bw(by_impl: dict[str, dict]) -> str:
 
 
 def all_zero(by_impl: dict[str, dict], metric: str) -> bool:
-    """True when the metric was measured and its median is 0 in every case of every implementation."""
+    """True when the metric was measured and is 0 in every case of every implementation: its median
+    and its CI's upper bound (a pooled CI covers every launch's median: a median of 0 over launches
+    whose one median was 47% is no metric that is 0 by construction)."""
     t = by_case(by_impl, metric, lambda c: tuple(sorted(c.items())))
-    vals = [s["median"] for rows in t.values() for s in rows.values()]
-    return bool(vals) and all(v == 0 for v in vals)
+    vals = [(s["median"], s.get("ci95_hi")) for rows in t.values() for s in rows.values()]
+    return bool(vals) and all(median == 0 and hi in (0, None) for median, hi in vals)
 
 
 def why_zero(by_impl: dict[str, dict], metric: str) -> str:
@@ -216,9 +218,15 @@ def availability(by_impl: dict[str, dict]) -> str:
     if not t:
         return "no availability was measured."
     lb, k, s = best_case(t)
-    others = [f"{o} {fmt_num(rows[k]['median'], 0)}%" for o, rows in t.items() if o not in lb.split(" and ") and k in rows]
     noise = str(config_of(by_impl).get("noise", "none"))
-    return (f"{lb} gives back {fmt_num(s['median'], 0)}% of one send's time at {where(k)} under {noise}"
+    if s["median"] == 0:  # every median 0, yet not every interval (all_zero): some launches gave some back
+        lb, k, s = max(((o, key, x) for o, rows in t.items() for key, x in rows.items()),
+                       key=lambda item: item[2]["ci95_hi"] or 0)
+        return (f"the median availability is 0% for every implementation and case under {noise}, but not in "
+                f"every launch: {lb}'s 95% CI reaches {fmt_num(s['ci95_hi'], 0)}% at {where(k)}.")
+    others = [f"{o} {fmt_num(rows[k]['median'], 0)}%" for o, rows in t.items() if o not in lb.split(" and ") and k in rows]
+    verb = "give" if " and " in lb else "gives"
+    return (f"{lb} {verb} back {fmt_num(s['median'], 0)}% of one send's time at {where(k)} under {noise}"
             + (f"; {', '.join(others)}" if others else "") + ".")
 
 

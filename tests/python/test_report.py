@@ -123,6 +123,21 @@ def test_zero_metric_is_explained_not_tabulated(tmp_path):
     assert p.returncode == 0 and "# n: perceived_bw (MB/s)" in p.stdout
 
 
+def test_a_zero_median_with_launches_above_zero_is_not_explained_away():
+    """Pooled launches: availability's median 0, but one launch's median 47% (the pooled CI reaches
+    it). The verdict said "availability is 0 for every implementation and case" with a reason
+    why it must be, and summary --all replaced the table [0.00, 50.50] by that sentence."""
+    by_impl = {"native": p2p("native", noisy=True, zero_early=True),
+               "partita:timer": p2p("partita:timer", noisy=True, zero_early=True)}
+    by_impl["partita:timer"]["results"][1]["metrics"]["availability"]["summary"]["ci95_hi"] = 50.5
+    assert not findings.all_zero(by_impl, "availability")
+    sentence = findings.availability(by_impl)
+    assert "is 0 for every implementation" not in sentence
+    assert sentence.startswith("the median availability is 0% for every implementation and case")
+    assert "partita:timer's 95% CI reaches 50%" in sentence or "partita:timer's 95% CI reaches 51%" in sentence
+    assert "# p2p-noise: availability (%)" in summarize_group("p2p-noise", by_impl)
+
+
 def test_headline_marks_the_best(tmp_path):
     folder = write_folder(tmp_path / "r", [
         ("p2p", "native", p2p("native", 1.0)), ("p2p", "partita:model", p2p("partita:model", 0.4)),
