@@ -4,6 +4,18 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def format_problem(path) -> str | None:
+    """Why matplotlib cannot write a figure named path (its suffix), or None: asked before
+    anything else is written, so a command with several outputs writes all or none."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    kind = Path(path).suffix[1:].lower()
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if kind and kind not in kinds:
+        return f"{path}: matplotlib cannot write a .{kind} figure (it writes {', '.join(sorted(kinds))})"
+    return None
+
+
 def save_figure(fig, path, dpi: int = 120):
     """Write fig to path (a file name, or a binary file object) and close it. A name without a
     suffix gets .png, which is what matplotlib writes there, so the name returned is the file's.

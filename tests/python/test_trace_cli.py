@@ -108,3 +108,14 @@ def test_trace_usage_lists_every_form_with_its_options():
     usage = p.stdout.split("\n\n")[0]
     assert "show DIR [--loggp FILE]" in usage and "[--request N]" in usage and "[--build DIR]" in usage
     assert max(len(line) for line in usage.splitlines()) <= 100
+
+
+def test_export_with_a_figure_suffix_matplotlib_cannot_write_writes_nothing(tmp_path):
+    """--plot out.txt failed after the timeline was written: exit 2 with one of two outputs."""
+    t = laggard_trace(tmp_path, rounds=3)
+    timeline = tmp_path / "timeline.json"
+    p = run_cli("trace", "export", str(t.folder), "--perfetto", str(timeline), "--plot", str(tmp_path / "a.txt"),
+                timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "txt" in p.stderr
+    assert not timeline.exists()

@@ -202,6 +202,10 @@ def export(argv: list[str]) -> int:
         if a.request is not None:  # with or without --plot: never silently ignored
             from ..trace.plot import check_request
             check_request(trace, a.request)
+        if a.plot is not None:  # before the timeline is written: all or nothing
+            from ..figure_file import format_problem
+            if problem := format_problem(a.plot):
+                return fail(f"--plot {problem}", prog=prog)
         if a.perfetto is not None:
             from ..trace.perfetto import write_perfetto
             write_perfetto(trace, a.perfetto)
