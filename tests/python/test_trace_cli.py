@@ -119,3 +119,13 @@ def test_export_with_a_figure_suffix_matplotlib_cannot_write_writes_nothing(tmp_
     no_traceback(p)
     assert p.returncode == 2 and "txt" in p.stderr
     assert not timeline.exists()
+
+
+def test_export_of_a_trace_with_nothing_to_draw_writes_no_timeline(tmp_path):
+    """No partitioned send: --plot fails; the timeline had been written first (exit 2, one output)."""
+    t = write_trace(tmp_path / "t", [rank_doc(0, 2, []), rank_doc(1, 2, [])])
+    timeline = tmp_path / "timeline.json"
+    p = run_cli("trace", "export", str(t), "--perfetto", str(timeline), "--plot", str(tmp_path / "a.png"), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "no send request with a recorded round" in p.stderr
+    assert not timeline.exists()

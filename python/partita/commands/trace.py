@@ -202,18 +202,20 @@ def export(argv: list[str]) -> int:
         if a.request is not None:  # with or without --plot: never silently ignored
             from ..trace.plot import check_request
             check_request(trace, a.request)
-        if a.plot is not None:  # before the timeline is written: all or nothing
+        figure = None
+        if a.plot is not None:  # drawn before the timeline is written: all or nothing
             from ..figure_file import format_problem
+            from ..trace.plot import arrival_figure
             if problem := format_problem(a.plot):
                 return fail(f"--plot {problem}", prog=prog)
+            figure = arrival_figure(trace, a.request)  # ValueError: nothing to draw
         if a.perfetto is not None:
             from ..trace.perfetto import write_perfetto
             write_perfetto(trace, a.perfetto)
             print(f"timeline: {a.perfetto} (open it in https://ui.perfetto.dev or chrome://tracing)")
-        if a.plot is not None:
-            from ..trace.plot import plot_arrivals
-            written = plot_arrivals(trace, a.plot, request=a.request)
-            print(f"arrival pattern: {written}")
+        if figure is not None:
+            from ..figure_file import save_figure
+            print(f"arrival pattern: {save_figure(figure, a.plot)}")
     except ImportError as e:
         print(f"{prog}: error: this installation cannot export ({e})", file=sys.stderr)
         return 2
