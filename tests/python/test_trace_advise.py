@@ -183,7 +183,8 @@ def test_the_timer_with_nothing_to_split_is_the_current_setting(params):
     adv = advise_case(params, Case("timer run", 4096, 1, rounds, "timer", "libpartita's timer policy"))
     assert adv.current is not None and adv.current.candidate.policy == "model"
     assert adv.best is adv.current
-    assert "keep what you do (libpartita's timer policy)" in "\n".join(advice_lines(adv))
+    assert "keep what you do (libpartita's timer policy, which sends the model's layout here" in \
+        "\n".join(advice_lines(adv))
 
 
 def test_a_current_setting_the_model_does_not_cover_is_said(params):

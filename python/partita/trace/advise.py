@@ -287,6 +287,13 @@ def pattern_sentence(case: Case) -> str:
             f"{max(case.laggard_share, 0):.0%} of rounds)")
 
 
+def current_words(case: Case, cur: Outcome) -> str:
+    """How the program sends now; a timer with nothing to split says whose layout it sends."""
+    if cur.candidate.policy == case.current_policy:
+        return case.current_note
+    return f"{case.current_note}, which sends the model's layout here: nothing to split"
+
+
 def advice_lines(adv: Advice) -> list[str]:
     case = adv.case
     lines = [f"== {case.label}: {fmt_bytes(case.total_bytes)} in {case.partitions} partitions, "
@@ -301,10 +308,10 @@ def advice_lines(adv: Advice) -> list[str]:
     change = "" if b.candidate.partitions == case.partitions else \
         f"split the buffer into {b.candidate.partitions} partitions and "
     if cur is not None and b is cur:
-        lines.append(f"   keep what you do ({case.current_note}): no candidate is predicted more than "
+        lines.append(f"   keep what you do ({current_words(case, cur)}): no candidate is predicted more than "
                      f"{TIE_TOLERANCE:.0%} faster; expected time after the last MPI_Pready {_us(cur.predicted_us)}.")
     else:
-        now = f" instead of {_us(cur.predicted_us)} now ({case.current_note})" if cur else \
+        now = f" instead of {_us(cur.predicted_us)} now ({current_words(case, cur)})" if cur else \
             f" (now: {case.current_note}, which the model does not cover: no comparison)"
         gain = f", {cur.predicted_us / b.predicted_us:.1f}x faster" if cur and b.predicted_us > 0 else ""
         lines.append(f"   advice: {change}use {b.candidate.describe()} [{b.candidate.env()}]: "
