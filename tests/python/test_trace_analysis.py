@@ -146,3 +146,14 @@ def test_median_delta_ignores_one_descheduled_round(tmp_path):
     a = analyse(t)[0]
     assert a.min_delta_us == pytest.approx(20 + 2000 / 4)  # the seed's means: partition 2's mean moves
     assert a.min_delta_median_us == pytest.approx(20.0)
+
+
+def test_the_mpi_share_says_what_partitioned_time_leaves_out(tmp_path):
+    """A receiver that spins on MPI_Parrived showed 'partitioned 0.1%' with no word that the tracer
+    does not time MPI_Pready and MPI_Parrived (docs/trace.md)."""
+    from partita.trace.show import share_lines
+
+    t = laggard_trace(tmp_path, rounds=3)
+    assert any("MPI_Parrived" in line and "not measured" in line for line in share_lines(t))
+    empty = load_trace(write_trace(tmp_path / "none", [rank_doc(0, 1, [])]))
+    assert not any("MPI_Parrived" in line for line in share_lines(empty))

@@ -100,6 +100,9 @@ def share_lines(trace: Trace) -> list[str]:
         w = s.wall_us or 1.0
         lines.append(f"  {s.rank:>5} {s.wall_us / 1e3:>8.1f}ms {s.p2p_us / w:>7.1%} {s.partitioned_us / w:>11.1%} "
                      f"{s.collective_us / w:>10.1%} {s.mpi_share:>8.1%}")
+    if trace.requests:
+        lines += ["  (partitioned: init, start and completion calls; the time inside MPI_Pready and MPI_Parrived",
+                  "   is not measured, so a receiver polling MPI_Parrived shows little of its wait)"]
     if any(s.mpi_share > 1 for s in rank_shares(trace)):
         lines.append("  (above 100%: the time of every thread inside MPI is summed, and several were inside at once)")
     return lines
