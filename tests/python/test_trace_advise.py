@@ -97,6 +97,23 @@ def test_p2p_result_file_as_input(tmp_path, params):
     assert adv.measured_now_us == pytest.approx(10.0)
 
 
+def test_p2p_results_keep_the_runs_mapping_and_late_thread(tmp_path):
+    """--mapping block --noise-thread 1 (the quick suite's noisy run maps blocks): the rounds were
+    rebuilt with thread 0's round-robin partitions late (0, 2, 4, 6), not thread 1's block (4-7)."""
+    doc = {"schema": "partita.result/1", "benchmark": "p2p",
+           "environment": {"mpi_library": "MPICH Version: 5.0.2"},
+           "config": {"noise": "delay:200us", "noise_thread": 1, "mapping": "block"},
+           "results": [{"case": {"bytes": 65536, "partitions": 8, "threads": 2},
+                        "metrics": {"t_part_us": {"samples": [210.0, 205.0]}, "t_last_us": {"samples": [10.0, 5.0]}}}]}
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps(doc))
+    [case], _ = load_cases(f)
+    r = case.rounds[0]
+    assert r.threads == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert [u for u, t in enumerate(r.ready_us) if t > 0] == [4, 5, 6, 7] and r.ready_us[7] == pytest.approx(200)
+    assert case.laggard_thread == 1 and case.laggard_partitions == [4, 5, 6, 7]
+
+
 def test_p2p_rounds_whose_clocks_disagree_are_left_out(tmp_path, params):
     """A last arrival before the last mark (t_last < 0) or a first mark after the last (t_part < t_last) is no
     round the model can replay: left out and said so; every round so is an error, not advice on nonsense."""

@@ -108,6 +108,21 @@ def _pattern(config: dict, threads: int, origin: str) -> Pattern:
     return Pattern("all", 0.0)
 
 
+def _owners(config: dict, partitions: int, threads: int) -> list[int]:
+    """The thread that marks each partition, as partita-p2p maps them (--mapping): round-robin
+    (thread t: t, t+T, ...) or block (thread t: [t*P/T, (t+1)*P/T))."""
+    if config.get("mapping") == "block":
+        return [next(t for t in range(threads) if u < (t + 1) * partitions // threads) for u in range(partitions)]
+    return [u % threads for u in range(partitions)]
+
+
+def _late_thread(config: dict) -> int:
+    """The thread single and delay noise slow down (--noise-thread); one drawn at random per
+    iteration is not recorded, so thread 0 stands for it."""
+    t = config.get("noise_thread", 0)
+    return t if isinstance(t, int) and not isinstance(t, bool) and t >= 0 else 0
+
+
 def _policy_of(impl: str | None, env_policy: str | None, mpi_library: str | None) -> tuple[str, str]:
     policy = (impl.split(":", 1)[1] if impl and impl.startswith("partita:") else None) or env_policy
     if not policy:
@@ -128,6 +143,7 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
             continue
         P, total, T = int(case["partitions"]), int(case["bytes"]), int(case.get("threads") or 1)
         pattern = _pattern(config, T, origin)
+        owners, late = _owners(config, P, T), _late_thread(config)
         rounds, samples, unordered = [], list(zip(metrics["t_part_us"].get("samples") or [],
                                                   metrics["t_last_us"].get("samples") or [])), 0
         for tp, tl in samples:
@@ -141,8 +157,11 @@ def cases_from_result(doc: dict, origin: str, impl: str | None = None) -> list[C
                 # clocks disagree by more than the transfer (or the file was edited); no round to model
                 unordered += 1
                 continue
-            ready = pattern.ready(P, tp - tl)
-            threads = [u % T for u in range(P)] if pattern.name == "laggard" else [0] * P
+            if pattern.name == "laggard":
+                ready = [tp - tl if t == late else 0.0 for t in owners]
+                threads = owners
+            else:
+                ready, threads = pattern.ready(P, tp - tl), [0] * P
             rounds.append(RoundPattern(0.0, ready, threads, None, max(ready) + tl))
         label = f"{origin}: {T} thread{'s' if T != 1 else ''}, noise {config.get('noise')}"
         if unordered:
