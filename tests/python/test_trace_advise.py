@@ -213,3 +213,16 @@ def test_a_current_setting_the_model_does_not_cover_is_said(params):
     assert adv.current is None
     text = "\n".join(advice_lines(adv))
     assert "now: libpartita's static policy, which the model does not cover" in text
+
+
+def test_advice_times_under_a_microsecond_tell_current_and_advised_apart(params):
+    """'0.8 µs instead of 0.8 µs now, 1.1x faster': one decimal hid the difference the gain was about."""
+    from partita.trace.advise import Advice, Case, Outcome
+    from partita.trace.analysis import RoundPattern, fmt_us
+
+    assert fmt_us(0.75) == "0.75 µs" and fmt_us(0.82) == "0.82 µs" and fmt_us(3.25) == "3.2 µs"
+    case = Case("c", 4096, 8, [RoundPattern(0.0, [0.0] * 8, [0] * 8, None, 1.0)], "timer", "libpartita's timer policy")
+    cur, best = Outcome(Candidate(8, "timer", delta_us=5.0, messages=1, default_delta=True), 0.82), \
+        Outcome(Candidate(8, "none", messages=8), 0.75)
+    text = "\n".join(advice_lines(Advice(case, [cur, best], best, cur)))
+    assert "0.75 µs instead of 0.82 µs now" in text and "1.09x faster" in text

@@ -313,7 +313,7 @@ def advice_lines(adv: Advice) -> list[str]:
     else:
         now = f" instead of {_us(cur.predicted_us)} now ({current_words(case, cur)})" if cur else \
             f" (now: {case.current_note}, which the model does not cover: no comparison)"
-        gain = f", {cur.predicted_us / b.predicted_us:.1f}x faster" if cur and b.predicted_us > 0 else ""
+        gain = f", {cur.predicted_us / b.predicted_us:.2f}x faster" if cur and b.predicted_us > 0 else ""
         lines.append(f"   advice: {change}use {b.candidate.describe()} [{b.candidate.env()}]: "
                      f"expected time after the last MPI_Pready {_us(b.predicted_us)}{now}{gain}.")
     if adv.measured_now_us is not None:

@@ -24,9 +24,10 @@ MIN_LAGGARD_US = 1.0
 
 
 def fmt_us(v: float | None) -> str:
+    """Two significant digits at least: below 1 µs one decimal showed 0.75 and 0.82 as 0.8 and 0.8."""
     if v is None:
         return "-"
-    return f"{v:.0f} µs" if abs(v) >= 10 else f"{v:.1f} µs"
+    return f"{v:.0f} µs" if abs(v) >= 10 else f"{v:.1f} µs" if abs(v) >= 1 else f"{v:.2f} µs"
 
 
 @dataclass
