@@ -243,7 +243,8 @@ def early(by_impl: dict[str, dict]) -> str:
         return (f"{lb} has the highest early-bird share, {fmt_num(s['median'], 0)}% at {where(k)}, yet "
                 + why_zero(by_impl, "early_arrival"))
     lb, k, s = best_case(ea)
-    bird = eb.get(lb.split(" and ")[0], {}).get(k)
+    # one share per implementation named: two that tie on early arrival may differ here (1% and 59%)
+    birds = [fmt_num(b["median"], 0) + "%" for o in lb.split(" and ") if (b := eb.get(o, {}).get(k))]
     ref = reference(ea)
     tail = ""
     if ref not in lb.split(" and ") and k in ea[ref]:
@@ -251,7 +252,7 @@ def early(by_impl: dict[str, dict]) -> str:
         tail = (f"; {ref}: {fmt_num(ea[ref][k]['median'], 0)}% arrived"
                 + (f", early-bird share {fmt_num(rb['median'], 0)}%" if rb else ""))
     return (f"{lb}: {fmt_num(s['median'], 0)}% of the message arrived before the join at {where(k)}"
-            + (f" (early-bird share {fmt_num(bird['median'], 0)}%)" if bird else "") + tail + ".")
+            + (f" (early-bird share {' and '.join(birds)})" if birds else "") + tail + ".")
 
 
 # --- mechanisms and patterns ---------------------------------------------------------------------

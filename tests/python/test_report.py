@@ -138,6 +138,17 @@ def test_a_zero_median_with_launches_above_zero_is_not_explained_away():
     assert "# p2p-noise: availability (%)" in summarize_group("p2p-noise", by_impl)
 
 
+def test_early_finding_gives_each_tied_implementations_early_bird_share():
+    """partita:none and partita:timer both had 50% early at 64KiB: the sentence gave the early-bird
+    share of the first alone (1%), as if it were both's (the timer's was 59%)."""
+    by_impl = {"native": p2p("native", noisy=True), "partita:none": p2p("partita:none", 1.5, noisy=True),
+               "partita:timer": p2p("partita:timer", 1.5, noisy=True)}
+    by_impl["partita:timer"]["results"][0]["metrics"]["early_bird"]["summary"]["median"] = 70.0
+    sentence = findings.early(by_impl)
+    assert sentence.startswith("partita:none and partita:timer: 38% of the message arrived")
+    assert "(early-bird share 55% and 70%)" in sentence
+
+
 def test_headline_marks_the_best(tmp_path):
     folder = write_folder(tmp_path / "r", [
         ("p2p", "native", p2p("native", 1.0)), ("p2p", "partita:model", p2p("partita:model", 0.4)),
