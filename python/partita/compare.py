@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .pooling import pool_launches
@@ -87,6 +88,29 @@ def compare_folders(a: Path, b: Path) -> list[dict]:
     return rows
 
 
+def settings(result: dict) -> dict:
+    """What a run was configured with: the benchmark's config and the rank count."""
+    return {**(result.get("config") or {}), "ranks": (result.get("environment") or {}).get("ranks")}
+
+
+def setting_notes(a: Path, b: Path, rows: list[dict]) -> list[str]:
+    """One line per compared run whose settings differ between the folders (another noise, compute or
+    rank count measures something else under the same run name): which, A -> B."""
+    runs_a, runs_b = load_runs(a), load_runs(b)
+    notes = []
+    for key in dict.fromkeys((r["run"], r["impl"]) for r in rows):
+        sa, sb = settings(runs_a[key]), settings(runs_b[key])
+        diff = [f"{k} {_setting(sa.get(k))} -> {_setting(sb.get(k))}" for k in sorted(set(sa) | set(sb), key=str)
+                if sa.get(k) != sb.get(k)]
+        if diff:
+            notes.append(f"# note: {key[0]} ({key[1]}) ran with other settings in B: " + ", ".join(diff))
+    return notes
+
+
+def _setting(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+
 def fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
@@ -105,4 +129,4 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["compare_folders", "format_rows", "ResultError"]
+__all__ = ["compare_folders", "format_rows", "setting_notes", "ResultError"]

@@ -177,6 +177,30 @@ def test_compare_rows_tell_the_cases_apart(tmp_path):
     assert not any("partition_bytes" in line for line in rows), "bytes and partitions determine it"
 
 
+def test_compare_names_the_settings_that_differ(tmp_path):
+    """p2p-noise with delay:200us and compute 300 us against delay:500us and 1000 us: compare matched the
+    cases by size and called early_bird 'higher' without a word that the runs measured other things."""
+    from report_helpers import write_folder as write_results
+
+    a_doc, b_doc = p2p_result(noise="delay:200us", compute=300), p2p_result(noise="delay:500us", compute=1000)
+    a = write_results(tmp_path / "a", [("p2p-noise", "native", a_doc)])
+    b = write_results(tmp_path / "b", [("p2p-noise", "native", b_doc)])
+    p = run_cli("compare", str(a), str(b))
+    assert p.returncode == 0, p.stderr
+    note = next(line for line in p.stdout.splitlines() if line.startswith("# note: p2p-noise (native)"))
+    assert "compute_us 300 -> 1000" in note and "noise delay:200us -> delay:500us" in note
+    p = run_cli("compare", str(a), str(a))
+    assert "# note" not in p.stdout
+
+
+def p2p_result(noise: str, compute: int) -> dict:
+    from report_helpers import p2p
+
+    doc = p2p("native", noisy=True)
+    doc["config"] |= {"noise": noise, "compute_us": compute}
+    return doc
+
+
 def test_run_description_is_kept():
     s = parse_suite({"run": [{"name": "a", "program": "x", "description": "Fig. 4, 1/10 scale"},
                              {"name": "b", "program": "x"}]}, "t", "t.toml")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..compare import compare_folders, format_rows
+from ..compare import compare_folders, format_rows, setting_notes
 from ..option_lists import path_arg
 from ..results import ResultError
 
@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "('same') or B is significantly higher or lower; '?' (and '-' for a missing value or ratio) when a median or "
         "an interval bound is missing or not a finite number (NaN, Infinity), when no sample is behind a median (n 0) "
         "or an interval's bounds are swapped: such a case is never called 'same'. "
-        "Use it to compare two MPI libraries, two machines, or a change against its baseline.")
+        "Use it to compare two MPI libraries, two machines, or a change against its baseline. A run of the same name "
+        "configured otherwise in B (noise, compute, iterations, rank count, ...) gets a '# note:' line naming each "
+        "setting, A -> B, before the table.")
     p.add_argument("a", type=path_arg, help="the baseline results folder")
     p.add_argument("b", type=path_arg, help="the folder compared with it")
     p.set_defaults(func=main)
@@ -34,5 +36,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita compare: error: nothing in common to compare: no run and implementation of {args.a} has a "
               f"measured case in {args.b}", file=sys.stderr)
         return 1
+    for note in setting_notes(args.a, args.b, rows):
+        print(note)
     print(format_rows(rows))
     return 0
