@@ -129,3 +129,14 @@ def test_export_of_a_trace_with_nothing_to_draw_writes_no_timeline(tmp_path):
     no_traceback(p)
     assert p.returncode == 2 and "no send request with a recorded round" in p.stderr
     assert not timeline.exists()
+
+
+def test_options_of_running_a_program_are_refused_with_show_and_export(tmp_path):
+    """`partita trace --out X show DIR` printed the analysis and ignored --out (and --order, --build)."""
+    t = laggard_trace(tmp_path, rounds=3)
+    for words in (["--out", str(tmp_path / "o"), "show", str(t.folder)],
+                  ["--order", "after", "export", str(t.folder), "--plot", str(tmp_path / "x.png")]):
+        p = run_cli("trace", *words, timeout=120)
+        no_traceback(p)
+        assert p.returncode == 2 and "for running a program" in p.stderr and words[0] in p.stderr
+    assert not (tmp_path / "x.png").exists()

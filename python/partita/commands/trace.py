@@ -65,10 +65,12 @@ def fail(message: str, code: int = 2, prog: str = PROG) -> int:
 
 def main(args: argparse.Namespace) -> int:
     words = list(args.words)
-    if words and words[0] == "show":
-        return show(words[1:])
-    if words and words[0] == "export":
-        return export(words[1:])
+    if words and words[0] in ("show", "export"):
+        # options of running a program, which show and export would ignore
+        given = [o for o, v in (("--out", args.out), ("--order", args.order != "before"), ("--build", args.build)) if v]
+        if given:
+            return fail(f"{', '.join(given)}: for running a program (`-- COMMAND ...`), not for `{words[0]}`")
+        return (show if words[0] == "show" else export)(words[1:])
     if words and words[0] == "--":
         words = words[1:]
     if not words:
