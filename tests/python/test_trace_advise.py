@@ -226,3 +226,15 @@ def test_advice_times_under_a_microsecond_tell_current_and_advised_apart(params)
         Outcome(Candidate(8, "none", messages=8), 0.75)
     text = "\n".join(advice_lines(Advice(case, [cur, best], best, cur)))
     assert "0.75 µs instead of 0.82 µs now" in text and "1.09x faster" in text
+
+
+def test_per_request_with_p2p_results_is_refused(tmp_path):
+    """--per-request on partita-p2p results was ignored without a word."""
+    f = tmp_path / "p2p.json"
+    f.write_text(json.dumps({"schema": "partita.result/1", "benchmark": "p2p", "config": {"noise": "none"},
+                             "results": [{"case": {"bytes": 4096, "partitions": 4, "threads": 1},
+                                          "metrics": {"t_part_us": {"samples": [3.0]},
+                                                      "t_last_us": {"samples": [1.0]}}}]}))
+    assert len(load_cases(f)[0]) == 1
+    with pytest.raises(SourceError, match="--per-request applies to a trace folder"):
+        load_cases(f, per_request=True)

@@ -181,6 +181,9 @@ def load_cases(path: Path, per_request: bool = False) -> tuple[list[Case], str |
     if path.is_dir() and any(path.glob("rank-*.json")):
         trace = load_trace(path)
         return cases_from_trace(trace, per_request), trace.ranks[0].mpi_library
+    if per_request and path.exists():  # partita-p2p results have no requests to pool or keep apart
+        raise SourceError(f"{path}: --per-request applies to a trace folder; partita-p2p results are advised "
+                          "case by case")
     if path.is_dir() and (path / "manifest.json").is_file():
         manifest = load_run_dir(path)
         out, library = [], None
