@@ -157,3 +157,12 @@ def test_the_mpi_share_says_what_partitioned_time_leaves_out(tmp_path):
     assert any("MPI_Parrived" in line and "not measured" in line for line in share_lines(t))
     empty = load_trace(write_trace(tmp_path / "none", [rank_doc(0, 1, [])]))
     assert not any("MPI_Parrived" in line for line in share_lines(empty))
+
+
+def test_partitions_marked_at_one_instant_arrive_in_ready_order_whatever_their_order(tmp_path):
+    """One MPI_Pready_range marks all four at once; the receiver sees 3, 2, 1, 0: no partition came
+    before one marked earlier, yet the index order was taken for the ready order (0% of rounds)."""
+    send = send_request(0, 1, 4, [(0, [1000] * 4, [0] * 4, 9000)])
+    recv = recv_request(0, 0, 4, [(0, [5400, 5300, 5200, 5100], 9000)])
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send]), rank_doc(1, 2, [recv])]))
+    assert analyse(t)[0].arrival_in_ready_order == 1.0
