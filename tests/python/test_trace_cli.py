@@ -140,3 +140,13 @@ def test_options_of_running_a_program_are_refused_with_show_and_export(tmp_path)
         no_traceback(p)
         assert p.returncode == 2 and "for running a program" in p.stderr and words[0] in p.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_export_of_a_trace_without_partitioned_requests_writes_no_empty_timeline(tmp_path):
+    """A program that never made a partitioned request: --perfetto wrote a timeline of two process
+    names and nothing else, and said 'timeline: FILE'."""
+    t = write_trace(tmp_path / "t", [rank_doc(0, 2, []), rank_doc(1, 2, [])])
+    timeline = tmp_path / "timeline.json"
+    p = run_cli("trace", "export", str(t), "--perfetto", str(timeline), timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "no partitioned request" in p.stderr and not timeline.exists()

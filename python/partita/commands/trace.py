@@ -211,6 +211,8 @@ def export(argv: list[str]) -> int:
             if problem := format_problem(a.plot):
                 return fail(f"--plot {problem}", prog=prog)
             figure = arrival_figure(trace, a.request)  # ValueError: nothing to draw
+        if a.perfetto is not None and not trace.requests:  # a timeline of the ranks' names alone
+            return fail(f"{a.folder}: no partitioned request to put on a timeline (the program made none)", prog=prog)
         if a.perfetto is not None:
             from ..trace.perfetto import write_perfetto
             write_perfetto(trace, a.perfetto)
