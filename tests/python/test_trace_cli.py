@@ -150,3 +150,19 @@ def test_export_of_a_trace_without_partitioned_requests_writes_no_empty_timeline
     p = run_cli("trace", "export", str(t), "--perfetto", str(timeline), timeout=120)
     no_traceback(p)
     assert p.returncode == 2 and "no partitioned request" in p.stderr and not timeline.exists()
+
+
+def test_tracing_a_program_without_partitioned_calls_points_to_project_not_advise(tmp_path):
+    """The closing line sent the user to `partita advise`, which then fails: no partitioned send."""
+    import json
+    import sys
+
+    docs = json.dumps([rank_doc(0, 2, []), rank_doc(1, 2, [])])
+    writer = ("import json, os, sys\n"
+              "for d in json.loads(sys.argv[1]):\n"
+              "    name = os.path.join(os.environ['PARTITA_TRACE'], 'rank-%05d.json' % d['rank'])\n"
+              "    open(name, 'w').write(json.dumps(d))\n")
+    p = run_cli("trace", "--out", str(tmp_path / "t"), "--", sys.executable, "-c", writer, docs, timeout=120)
+    no_traceback(p)
+    assert p.returncode == 0, p.stderr
+    assert "partita advise" not in p.stdout and "partita project" in p.stdout

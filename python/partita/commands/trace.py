@@ -133,14 +133,15 @@ def trace_command(command: list[str], env: dict, folder: Path) -> int:
     except TraceError as e:
         return fail(str(e), rc or 1)
     print(f"{PROG}: trace in {folder} ({len(trace.ranks)} rank files)" + (f"; the program exited {rc}" if rc else ""))
-    for line in short_lines(trace):
+    analyses = analyse(trace)
+    for line in header_lines(trace) + ["  " + brief_line(a) for a in analyses]:
         print(line)
-    print(f"full analysis: partita trace show {folder}; advice: partita advise {folder}")
+    if analyses:
+        print(f"full analysis: partita trace show {folder}; advice: partita advise {folder}")
+    else:  # advise has nothing to work on; the MPI share still feeds `partita project`
+        print(f"no partitioned send request: MPI share of run time: partita trace show {folder}; "
+              f"projected speedup of a port: partita project {folder} --speedup X")
     return rc
-
-
-def short_lines(trace) -> list[str]:
-    return header_lines(trace) + ["  " + brief_line(a) for a in analyse(trace)]
 
 
 # -- show and export ------------------------------------------------------------------------------------
