@@ -166,3 +166,16 @@ def test_tracing_a_program_without_partitioned_calls_points_to_project_not_advis
     no_traceback(p)
     assert p.returncode == 0, p.stderr
     assert "partita advise" not in p.stdout and "partita project" in p.stdout
+
+
+def test_order_after_without_libpartita_preloaded_is_refused(tmp_path):
+    """--order after with no libpartita-mpi.so in LD_PRELOAD was ignored: the program ran on the MPI
+    library alone, traced as if nothing had been asked."""
+    import sys
+
+    out = tmp_path / "t"
+    p = run_cli("trace", "--order", "after", "--out", str(out), "--", sys.executable, "-c", "pass",
+                env={"LD_PRELOAD": ""}, timeout=120)
+    no_traceback(p)
+    assert p.returncode == 2 and "--order after: LD_PRELOAD holds no libpartita-mpi.so" in p.stderr
+    assert not out.exists()

@@ -94,6 +94,10 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
         tracer = BuildInfo.find(build_dir).tracer
     except LaunchError as e:
         return fail(str(e))
+    preload, with_partita = preload_with_tracer(tracer, os.environ.get("LD_PRELOAD", ""), order)
+    if order == "after" and not with_partita:  # the program would run on the MPI library alone
+        return fail(f"--order after: LD_PRELOAD holds no {INTERPOSER} for the tracer to go after; preload it "
+                    "to trace a program running on libpartita, or leave --order out")
     # made here (results_folder makes the default one): removed again, if still empty, when the
     # program writes no trace
     made = out is None or not out.exists()
@@ -107,7 +111,6 @@ def run(command: list[str], out: Path | None, order: str, build_dir: Path | None
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # a file of that name, a file on the way, no permission
         return fail(f"cannot create the trace folder {folder}: {e.strerror or e}")
-    preload, with_partita = preload_with_tracer(tracer, os.environ.get("LD_PRELOAD", ""), order)
     env = child_env({"LD_PRELOAD": preload, "PARTITA_TRACE": str(folder)})
     if with_partita:
         print(f"{PROG}: libpartita-mpi.so is preloaded: tracer {order} it", file=sys.stderr)
