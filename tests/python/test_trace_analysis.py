@@ -166,3 +166,29 @@ def test_partitions_marked_at_one_instant_arrive_in_ready_order_whatever_their_o
     recv = recv_request(0, 0, 4, [(0, [5400, 5300, 5200, 5100], 9000)])
     t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send]), rank_doc(1, 2, [recv])]))
     assert analyse(t)[0].arrival_in_ready_order == 1.0
+
+
+def test_the_laggard_is_known_by_its_partitions_not_its_thread_id(tmp_path):
+    """The worker marking partitions 2 and 6 is 300 µs late in every round. Its tracer id changes:
+    a new thread every round takes an ended thread's id (rank 0), and rank 1's threads have ids of
+    their own. By id it was 'last in 50% of rounds' on rank 0, and pooled over both ranks for advise
+    no thread was late in half the rounds."""
+    from partita.trace.sources import cases_from_trace
+
+    def sends(ids_per_round):
+        out = []
+        for r, ids in enumerate(ids_per_round):
+            start = r * 10_000 * US
+            worker = [start + (50 + (300 if w == 2 else w)) * US for w in range(4)]
+            out.append((start, [worker[p % 4] + (p // 4) * 100 for p in range(8)],
+                        [ids[p % 4] for p in range(8)], start + 900 * US))
+        return out
+    rank0 = sends([[1, 2, 3, 4], [2, 1, 4, 3], [3, 4, 1, 2], [4, 3, 2, 1]])
+    rank1 = sends([[4, 2, 3, 1]] * 4)
+    t = load_trace(write_trace(tmp_path / "t", [rank_doc(0, 2, [send_request(0, 1, 5, rank0)]),
+                                                rank_doc(1, 2, [send_request(0, 0, 5, rank1)])]))
+    a = analyse(t)[0]
+    assert a.laggard.share == 1.0 and a.laggard.partitions == [2, 6]
+    assert a.laggard.delay_us == pytest.approx(296, abs=1)
+    [case] = cases_from_trace(t)
+    assert case.laggard_share == 1.0 and case.laggard_partitions == [2, 6]

@@ -106,7 +106,7 @@ def min_delta_us(rounds: list[RoundPattern], average=statistics.fmean) -> float 
 
 @dataclass
 class LaggardStats:
-    thread: int | None    # the thread most often last (None: the last partition of a single marking thread)
+    thread: int | None    # the id it had most often (None: the last partition of a single marking thread)
     share: float          # fraction of the rounds in which it was the laggard
     delay_us: float       # median, over those rounds, of its last mark minus the others' last mark
     partitions: list[int]  # its partitions (in the rounds it was the laggard)
@@ -117,19 +117,22 @@ class LaggardStats:
 
 
 def laggard_stats(rounds: list[RoundPattern]) -> LaggardStats | None:
+    """The laggard most often last, known by the partitions it marks: a thread's id is its
+    process's (pooled requests of several ranks share none), and the tracer gives the id of a
+    thread that ended to the next new one (a program starting its threads every round gives the
+    same worker another id each round); a worker's partitions stay the same."""
     if not rounds or len(rounds[0].ready_us) < 2:
         return None
     who = [r.laggard() for r in rounds]
-    counts = Counter(t if t is not None else ("p", tuple(parts)) for t, parts in who)
-    key, n = counts.most_common(1)[0]
-    delays, parts = [], []
+    key, n = Counter(tuple(parts) for _, parts in who).most_common(1)[0]
+    delays, threads = [], Counter()
     for r, (t, lag) in zip(rounds, who):
-        if (t if t is not None else ("p", tuple(lag))) != key:
+        if tuple(lag) != key:
             continue
         others = [x for u, x in enumerate(r.ready_us) if u not in lag]
         delays.append(r.last_us - max(others))
-        parts = lag
-    return LaggardStats(None if isinstance(key, tuple) else key, n / len(rounds), statistics.median(delays), parts)
+        threads[t] += 1
+    return LaggardStats(threads.most_common(1)[0][0], n / len(rounds), statistics.median(delays), list(key))
 
 
 def spread_others_us(rounds: list[RoundPattern]) -> float | None:
