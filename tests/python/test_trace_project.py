@@ -97,6 +97,22 @@ def test_measured_speedup_keeps_the_runs_of_one_benchmark_apart(tmp_path):
         measured_speedup(d, "sweep3d")
 
 
+def test_measured_speedup_pairs_each_implementation_with_its_own_unported_variant(tmp_path):
+    """native's launch: nonblocking 30 us, partitioned 50 us; libpartita's, on a busier machine: 170 and
+    140. Pooled over both launches the baseline was 100 us, over native's partitioned 50 us: a 2.0x
+    speedup that no launch showed (0.6x native, 1.21x libpartita's)."""
+    d = run_folder(tmp_path, [
+        ("stencil", "native", "stencil", {"nonblocking": ([30], [0]), "partitioned": ([50], [0])}),
+        ("stencil", "partita:model", "stencil", {"nonblocking": ([170], [0]), "partitioned": ([140], [0])}),
+        ("halo3d", "native", "halo3d", {"single": ([100], [0]), "partitioned": ([80], [0])}),
+        ("halo3d", "partita:timer", "halo3d", {"partitioned": ([40], [0])})])  # no unported variant of its own
+    s, why = measured_speedup(d, "stencil")
+    assert s == pytest.approx(170 / 140)
+    assert "nonblocking (partita:model) 170.0 µs / partitioned (partita:model) 140.0 µs" in why
+    s, why = measured_speedup(d, "halo3d")  # the timer's launches against native's unported variant
+    assert s == pytest.approx(100 / 40) and "single 100.0 µs / partitioned (partita:timer) 40.0 µs" in why
+
+
 def test_project_cli_chooses_the_run(tmp_path, capsys):
     from partita.cli import main
 

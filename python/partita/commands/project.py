@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="From a trace of an unported program (its share of run time in point-to-point\n"
                     "communication, per rank) and the speedup of that communication (a factor, or measured by a\n"
-                    "pattern benchmark: unported variant over the fastest partitioned one), project the\n"
-                    "application speedup with Amdahl's law: 1 / ((1 - f) + f / s).",
+                    "pattern benchmark: unported variant over partitioned in the same implementation's launches,\n"
+                    "the best of them), project the application speedup with Amdahl's law: 1 / ((1 - f) + f / s).",
         epilog=ASSUMPTIONS)
     p.add_argument("trace", type=path_arg, metavar="TRACE_DIR", help="a trace folder (partita trace)")
     g = p.add_mutually_exclusive_group(required=True)

@@ -74,11 +74,37 @@ def project(trace: Trace, speedup: float) -> tuple[list[Projection], Projection,
     return per, pooled, slowest
 
 
+def _variant(strategy: str, impl: str) -> str:
+    return strategy if impl == "native" else f"{strategy} ({impl})"
+
+
+def ported_speedups(by_impl: dict[str, dict[str, list[float]]]) -> list[tuple[float, str, float, str, float]]:
+    """(speedup, unported variant, its median, partitioned variant, its median) of every partitioned
+    variant, over the unported variant of the same implementation's launches: the program measured
+    under the same conditions (another implementation's launches ran at another time; pooled with
+    them, a slow launch moved the baseline). An implementation without an unported variant of its
+    own is compared with native's."""
+    medians = {impl: {v: statistics.median(x) for v, x in strategies.items() if x}
+               for impl, strategies in by_impl.items()}
+    out = []
+    for impl, variants in medians.items():
+        base_impl = impl if any(b in variants for b in BASELINES) else "native"
+        base = next((b for b in BASELINES if b in medians.get(base_impl, {})), None)
+        if base is None:
+            continue
+        before = medians[base_impl][base]
+        for v, after in variants.items():
+            if v.startswith("partitioned") and after > 0:
+                out.append((before / after, _variant(base, base_impl), before, _variant(v, impl), after))
+    return out
+
+
 def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
     """The communication speedup a pattern benchmark measured: the median communication
     time per iteration (time_us - compute_us) of its unported variant (single, or
-    nonblocking for the stencil; persistent when the run has neither) over that of its fastest partitioned variant (under
-    libpartita, each policy is a variant of its own).
+    nonblocking for the stencil; persistent when the run has neither) over that of a
+    partitioned variant of the same implementation's launches (under libpartita, each policy
+    is a variant of its own), the highest of these speedups (ported_speedups).
     path: one result JSON (named by its benchmark) or a `partita run` folder, whose runs
     are kept apart by name (the patterns suite runs halo3d and halo3d-all, stencil and
     stencil-early-unpack: different problems of the same program) and whose launches of
@@ -93,35 +119,27 @@ def measured_speedup(path: Path, run: str | None = None) -> tuple[float, str]:
     else:
         doc = load_result(path)
         docs = [(doc.get("benchmark", "?"), "native", doc)]
-    comm: dict[str, dict[str, list[float]]] = {}   # run -> variant -> samples
+    comm: dict[str, dict[str, dict[str, list[float]]]] = {}   # run -> implementation -> strategy -> samples
     for name, impl, d in docs:
         for r in d.get("results", []):
             m, case = r.get("metrics") or {}, r.get("case", {})
             strategy = case.get("strategy") or case.get("mode")
             if not strategy or "time_us" not in m:
                 continue
-            variant = str(strategy)
-            if variant.startswith("partitioned") and impl != "native":
-                variant = f"{variant} ({impl})"
             t = m["time_us"].get("samples") or []
             c = (m.get("compute_us") or {}).get("samples") or [0.0] * len(t)
             # a sample that is not a finite number (null, NaN, a string) is no measurement
-            comm.setdefault(name, {}).setdefault(variant, []).extend(
+            comm.setdefault(name, {}).setdefault(impl, {}).setdefault(str(strategy), []).extend(
                 a - b for a, b in zip(map(number, t), map(number, c)) if a is not None and b is not None)
     if run is not None and run not in comm:
         raise ResultError(f"{path}: no run named {run!r} among its pattern benchmark runs "
                           f"({', '.join(comm) or 'none'})")
     for name in [run] if run is not None else list(comm):
-        variants = {v: x for v, x in comm[name].items() if x}
-        base = next((s for s in BASELINES if s in variants), None)
-        parts = {v: statistics.median(x) for v, x in variants.items() if v.startswith("partitioned")}
-        if base and parts:
-            best = min(parts, key=parts.get)
-            before = statistics.median(variants[base])
-            if parts[best] <= 0:
-                continue
-            return before / parts[best], (f"{name}: {base} {before:.1f} µs / {best} {parts[best]:.1f} µs "
-                                          "communication per iteration (medians)")
+        ported = ported_speedups(comm[name])
+        if ported:
+            s, base, before, part, after = max(ported)
+            return s, (f"{name}: {base} {before:.1f} µs / {part} {after:.1f} µs communication per iteration "
+                       "(medians)")
     which = f"run {run!r}" if run is not None else "pattern benchmark result"
     raise ResultError(f"{path}: no {which} with both an unported variant "
                       f"({' or '.join(BASELINES)}) and a partitioned one")
