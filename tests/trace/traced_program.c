@@ -1,9 +1,10 @@
 /* A small partitioned program with a known event count, for the tracer tests.
- *   traced_program -p PARTITIONS -r ROUNDS -t THREADS [-m pready|range|list] [-n]
+ *   traced_program -p PARTITIONS -r ROUNDS -t THREADS [-m pready|range|list] [-n | -s]
  * Rank 0 sends PARTITIONS partitions of 16 doubles to rank 1 ROUNDS times (tag
  * 7); THREADS worker threads (kept for the whole run) mark partition p from
- * thread p % THREADS (with -n: new worker threads every round), the main
- * thread starts and waits. Rank 1 polls
+ * thread p % THREADS (with -n: new worker threads every round; with -s: new
+ * ones every round, one after the other, each joined before the next
+ * starts), the main thread starts and waits. Rank 1 polls
  * MPI_Parrived until every partition came, then waits. Around it: BARRIERS
  * (3) MPI_Barrier calls and one MPI_Send/MPI_Recv pair. The exit status is 3
  * when MPI_Finalize returns an error (the tracer could not write its file). */
@@ -16,7 +17,7 @@
 
 enum { COUNT = 16, TAG = 7, BARRIERS = 3 };
 
-static int P = 8, R = 3, T = 2, new_threads;
+static int P = 8, R = 3, T = 2, new_threads, sequential;
 static char mode[16] = "pready";
 static MPI_Request request;
 static pthread_barrier_t go, done;
@@ -25,7 +26,8 @@ static void *worker(void *arg)
 {
     int me = (int)(long)arg;
     for (int r = 0; r < (new_threads ? 1 : R); r++) {
-        pthread_barrier_wait(&go);
+        if (!sequential)
+            pthread_barrier_wait(&go);
         if (strcmp(mode, "list") == 0) {
             int list[P], n = 0;
             for (int p = me; p < P; p += T)
@@ -37,7 +39,8 @@ static void *worker(void *arg)
             for (int p = me; p < P; p += T)
                 MPI_Pready(p, request);
         }
-        pthread_barrier_wait(&done);
+        if (!sequential)
+            pthread_barrier_wait(&done);
     }
     return NULL;
 }
@@ -52,14 +55,15 @@ int main(int argc, char **argv)
 {
     int provided, rank, size, c;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    while ((c = getopt(argc, argv, "p:r:t:m:n")) != -1) {
+    while ((c = getopt(argc, argv, "p:r:t:m:ns")) != -1) {
         switch (c) {
         case 'p': P = atoi(optarg); break;
         case 'r': R = atoi(optarg); break;
         case 't': T = atoi(optarg); break;
         case 'm': snprintf(mode, sizeof mode, "%s", optarg); break;
         case 'n': new_threads = 1; break;
-        default: fail("usage: traced_program -p P -r R -t T [-m pready|range|list] [-n]");
+        case 's': new_threads = sequential = 1; break;
+        default: fail("usage: traced_program -p P -r R -t T [-m pready|range|list] [-n | -s]");
         }
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -74,12 +78,20 @@ int main(int argc, char **argv)
         pthread_barrier_init(&go, NULL, (unsigned)T + 1);
         pthread_barrier_init(&done, NULL, (unsigned)T + 1);
         for (int r = 0; r < R; r++) {
-            if (r == 0 || new_threads)
+            if (!sequential && (r == 0 || new_threads))
                 for (int t = 0; t < T; t++)
                     pthread_create(&th[t], NULL, worker, (void *)(long)t);
             for (int i = 0; i < P * COUNT; i++)
                 buf[i] = r * 1000.0 + i;
             MPI_Start(&request);
+            if (sequential) {
+                for (int t = 0; t < T; t++) {
+                    pthread_create(&th[t], NULL, worker, (void *)(long)t);
+                    pthread_join(th[t], NULL);
+                }
+                MPI_Wait(&request, MPI_STATUS_IGNORE);
+                continue;
+            }
             pthread_barrier_wait(&go);
             pthread_barrier_wait(&done);
             MPI_Wait(&request, MPI_STATUS_IGNORE);

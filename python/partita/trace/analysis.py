@@ -118,9 +118,9 @@ class LaggardStats:
 
 def laggard_stats(rounds: list[RoundPattern]) -> LaggardStats | None:
     """The laggard most often last, known by the partitions it marks: a thread's id is its
-    process's (pooled requests of several ranks share none), and the tracer gives the id of a
-    thread that ended to the next new one (a program starting its threads every round gives the
-    same worker another id each round); a worker's partitions stay the same."""
+    process's (pooled requests of several ranks share none), and the tracer hands the ids of
+    threads that ended to new ones (a program starting its threads every round gives the same
+    worker another id each round); a worker's partitions stay the same."""
     if not rounds or len(rounds[0].ready_us) < 2:
         return None
     who = [r.laggard() for r in rounds]

@@ -23,30 +23,39 @@ static ptr_thread *threads;         /* PTR_MAX_THREADS slots */
 static atomic_int thread_count;
 static PTR_TLS int my_id = -1;
 static PTR_TLS ptr_thread *me;
-/* Slots of threads that ended, for the next new thread: a program that starts
- * a thread per iteration must not run out of the PTR_MAX_THREADS slots. */
+/* Slots of threads that ended, for later new threads: a program that starts
+ * a thread per iteration must not run out of the PTR_MAX_THREADS slots. They
+ * are handed out oldest first, and only once REUSE_AFTER of them wait: given
+ * back at once, the ended thread's slot went to the next one, so workers that
+ * a round starts one after the other (each ending before the next calls MPI)
+ * all showed as one thread. A waiting slot keeps at most one partly used chunk. */
+enum { REUSE_AFTER = 16 };
 static pthread_key_t slot_key;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
-static int free_ids[PTR_MAX_THREADS], nfree;
+static int free_ids[PTR_MAX_THREADS], free_head, nfree; /* a ring, oldest at free_head */
 static atomic_int any_free;
 
 static void thread_ended(void *slot)
 {
     pthread_mutex_lock(&free_lock);
-    free_ids[nfree++] = (int)((ptr_thread *)slot - threads);
-    atomic_store(&any_free, 1);
+    free_ids[(free_head + nfree++) % PTR_MAX_THREADS] = (int)((ptr_thread *)slot - threads);
+    atomic_store(&any_free, nfree >= REUSE_AFTER);
     pthread_mutex_unlock(&free_lock);
 }
 
-/* A free slot id, or a new one (once per thread, not per call). */
+/* A new slot id, or (past REUSE_AFTER waiting, or with no new one left) the
+ * oldest slot given back; once per thread, not per call. */
 static int take_id(void)
 {
     int id = -1;
-    if (atomic_load(&any_free)) {
+    if (atomic_load(&any_free) || atomic_load(&thread_count) >= PTR_MAX_THREADS) {
         pthread_mutex_lock(&free_lock);
-        if (nfree)
-            id = free_ids[--nfree];
-        atomic_store(&any_free, nfree > 0);
+        if (nfree) {
+            id = free_ids[free_head];
+            free_head = (free_head + 1) % PTR_MAX_THREADS;
+            nfree--;
+        }
+        atomic_store(&any_free, nfree >= REUSE_AFTER);
         pthread_mutex_unlock(&free_lock);
     }
     return id >= 0 ? id : atomic_fetch_add(&thread_count, 1);
