@@ -7,6 +7,7 @@ import random
 import pytest
 from trace_helpers import rank_doc, recv_request, send_request, write_trace
 
+from partita.trace.advise import pattern_sentence
 from partita.trace.analysis import analyse, min_delta_us, rank_shares, round_patterns
 from partita.trace.reader import load_trace
 from partita.trace.show import brief_line, request_lines
@@ -192,3 +193,9 @@ def test_the_laggard_is_known_by_its_partitions_not_its_thread_id(tmp_path):
     assert a.laggard.delay_us == pytest.approx(296, abs=1)
     [case] = cases_from_trace(t)
     assert case.laggard_share == 1.0 and case.laggard_partitions == [2, 6]
+    # no id names it: it is named by its partitions (it was 'thread 3', an id every worker had)
+    assert "laggard the thread marking partitions 2, 6 (100% of rounds" in brief_line(a)
+    assert "the thread marking partitions 2, 6" in pattern_sentence(case)
+    # a laggard that kept its id is named by it
+    steady = load_trace(write_trace(tmp_path / "s", [rank_doc(0, 2, [send_request(0, 1, 5, rank1)])]))
+    assert "laggard thread 3 (100% of rounds" in brief_line(analyse(steady)[0])

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..model import Params, fmt_bytes
-from .analysis import MIN_LAGGARD_US, RoundPattern, fmt_us as _us
+from .analysis import MIN_LAGGARD_US, RoundPattern, fmt_us as _us, laggard_thread_words
 
 # Candidates within this fraction of the best predicted time count as equally good
 # (the model's PTM_TIE_TOLERANCE); among them the one that asks least of the developer wins.
@@ -33,6 +33,7 @@ class Case:
     current_policy: str = "none"  # how it is sent now: a candidate policy (sources.native_policy for native MPI)
     current_note: str = "one message per partition"
     laggard_thread: int | None = None
+    laggard_ids_vary: bool = False  # its thread id changed between rounds or ranks (analysis.LaggardStats)
     laggard_partitions: list[int] = field(default_factory=list)  # the laggard's (one thread marking all: the last one)
     laggard_share: float = 0.0
     laggard_delay_us: float | None = None
@@ -276,7 +277,7 @@ def pattern_sentence(case: Case) -> str:
     spread = case.spread_others_us
     if has_laggard(case) and spread is not None:
         lag = case.laggard_partitions
-        who = (f"thread {case.laggard_thread}" if case.laggard_thread is not None
+        who = (laggard_thread_words(case.laggard_thread, lag, case.laggard_ids_vary) if case.laggard_thread is not None
                else f"partition {lag[0]}" if len(lag) == 1 else "the partition marked last")
         return (f"{head} are ready within {_us(spread)} of each other except {who}, "
                 f"{_us(case.laggard_delay_us)} late in {case.laggard_share:.0%} of rounds")

@@ -110,6 +110,7 @@ class LaggardStats:
     share: float          # fraction of the rounds in which it was the laggard
     delay_us: float       # median, over those rounds, of its last mark minus the others' last mark
     partitions: list[int]  # its partitions (in the rounds it was the laggard)
+    ids_vary: bool = False  # it had other ids in other rounds (or on other ranks): its id names no one thread
 
     @property
     def is_late(self) -> bool:
@@ -132,7 +133,17 @@ def laggard_stats(rounds: list[RoundPattern]) -> LaggardStats | None:
         others = [x for u, x in enumerate(r.ready_us) if u not in lag]
         delays.append(r.last_us - max(others))
         threads[t] += 1
-    return LaggardStats(threads.most_common(1)[0][0], n / len(rounds), statistics.median(delays), list(key))
+    return LaggardStats(threads.most_common(1)[0][0], n / len(rounds), statistics.median(delays), list(key),
+                        ids_vary=len(threads) > 1)
+
+
+def laggard_thread_words(thread: int, partitions: list[int], ids_vary: bool) -> str:
+    """The laggard thread as a reader can find it: its id when it kept one, else (a program that
+    starts its threads every round, or several ranks pooled) the partitions it marks."""
+    if not ids_vary:
+        return f"thread {thread}"
+    shown = ", ".join(map(str, partitions[:6])) + (", ..." if len(partitions) > 6 else "")
+    return f"the thread marking partition{'s' if len(partitions) != 1 else ''} {shown}"
 
 
 def spread_others_us(rounds: list[RoundPattern]) -> float | None:

@@ -4,7 +4,7 @@ share of run time per rank (definitions in docs/trace-analysis.md)."""
 from __future__ import annotations
 
 from ..model import fmt_bytes
-from .analysis import MIN_LAGGARD_US, LaggardStats, RequestAnalysis, fmt_us as _us, rank_shares
+from .analysis import MIN_LAGGARD_US, LaggardStats, RequestAnalysis, fmt_us as _us, laggard_thread_words, rank_shares
 from .reader import Trace
 
 
@@ -41,7 +41,9 @@ def brief_line(a: RequestAnalysis) -> str:
         if a.laggard is not None and not a.laggard.is_late:
             what += ", no laggard"
         elif a.laggard is not None:
-            who = f"thread {a.laggard.thread}" if a.laggard.thread is not None else "last partition"
+            lag = a.laggard
+            who = laggard_thread_words(lag.thread, lag.partitions, lag.ids_vary) if lag.thread is not None \
+                else "last partition"
             what += f", laggard {who} ({a.laggard.share:.0%} of rounds, {_us(a.laggard.delay_us)})"
         if a.min_delta_us is not None:
             what += f", min δ {_us(a.min_delta_us)}"
@@ -52,7 +54,7 @@ def laggard_sentence(lag: LaggardStats) -> str:
     if not lag.is_late:  # a tie, or the end of one thread's loop of marks: not a late thread
         return (f"laggard: none (the last mark comes {_us(lag.delay_us)} after the others', median: "
                 f"less than {MIN_LAGGARD_US:g} µs)")
-    who = f"thread {lag.thread}" if lag.thread is not None else \
+    who = laggard_thread_words(lag.thread, lag.partitions, lag.ids_vary) if lag.thread is not None else \
         f"partition {lag.partitions[0]} (one thread marks them all)"
     return (f"laggard: {who} is last in {lag.share:.0%} of rounds, "
             f"{_us(lag.delay_us)} after the others' last mark (median of those rounds)")

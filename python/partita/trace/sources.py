@@ -42,7 +42,7 @@ def case_from_rounds(label: str, total: int, partitions: int, rounds: list[Round
     lag = laggard_stats(rounds)
     if lag is not None:
         c.laggard_thread, c.laggard_share, c.laggard_delay_us = lag.thread, lag.share, lag.delay_us
-        c.laggard_partitions = list(lag.partitions)
+        c.laggard_partitions, c.laggard_ids_vary = list(lag.partitions), lag.ids_vary
     c.spread_others_us = spread_others_us(rounds)
     c.min_delta_us = min_delta_us(rounds)
     c.min_delta_median_us = min_delta_us(rounds, statistics.median)
