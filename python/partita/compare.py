@@ -61,7 +61,11 @@ def verdict(a: dict, b: dict) -> str:
 
 def compare_folders(a: Path, b: Path) -> list[dict]:
     """One row per (run, impl, case, headline metric) present in both folders."""
-    runs_a, runs_b = load_runs(a), load_runs(b)
+    return compare_runs(load_runs(a), load_runs(b))
+
+
+def compare_runs(runs_a: dict[tuple[str, str], dict], runs_b: dict[tuple[str, str], dict]) -> list[dict]:
+    """compare_folders on the folders' runs (load_runs)."""
     rows = []
     for key in runs_a:
         if key not in runs_b:
@@ -93,10 +97,10 @@ def settings(result: dict) -> dict:
     return {**(result.get("config") or {}), "ranks": (result.get("environment") or {}).get("ranks")}
 
 
-def setting_notes(a: Path, b: Path, rows: list[dict]) -> list[str]:
-    """One line per compared run whose settings differ between the folders (another noise, compute or
-    rank count measures something else under the same run name): which, A -> B."""
-    runs_a, runs_b = load_runs(a), load_runs(b)
+def setting_notes(runs_a: dict[tuple[str, str], dict], runs_b: dict[tuple[str, str], dict],
+                  rows: list[dict]) -> list[str]:
+    """One line per compared run whose settings differ between the folders (load_runs; another noise,
+    compute or rank count measures something else under the same run name): which, A -> B."""
     notes = []
     for key in dict.fromkeys((r["run"], r["impl"]) for r in rows):
         sa, sb = settings(runs_a[key]), settings(runs_b[key])
@@ -129,4 +133,4 @@ def format_rows(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["compare_folders", "format_rows", "setting_notes", "ResultError"]
+__all__ = ["compare_folders", "compare_runs", "format_rows", "load_runs", "setting_notes", "ResultError"]

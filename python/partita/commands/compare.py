@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..compare import compare_folders, format_rows, setting_notes
+from ..compare import compare_runs, format_rows, load_runs, setting_notes
 from ..option_lists import path_arg
 from ..results import ResultError
 
@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        rows = compare_folders(args.a, args.b)
+        runs_a, runs_b = load_runs(args.a), load_runs(args.b)  # read once: the rows and the notes
+        rows = compare_runs(runs_a, runs_b)
     except ResultError as e:
         print(f"partita compare: error: {e}", file=sys.stderr)
         return 2
@@ -36,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"partita compare: error: nothing in common to compare: no run and implementation of {args.a} has a "
               f"measured case in {args.b}", file=sys.stderr)
         return 1
-    for note in setting_notes(args.a, args.b, rows):
+    for note in setting_notes(runs_a, runs_b, rows):
         print(note)
     print(format_rows(rows))
     return 0
