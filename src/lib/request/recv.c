@@ -123,7 +123,7 @@ int pt_recv_start(pt_request *req)
      * splits), not in it: progress begins a round too, from the waiters'
      * own poll, which holds their list. A round deferred for its layout is
      * listed already and stays so while its split receives need it. */
-    if (r->split)
+    if (r->split && pt_recv_runs_may_come(req))
         pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
     return rc;
 }
@@ -155,6 +155,11 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
 int pt_recv_all_arrived(const pt_request *req)
 {
     return req->u.r.ready && req->u.r.narrived == req->partitions;
+}
+
+int pt_recv_runs_may_come(const pt_request *req)
+{
+    return req->u.r.split && (!req->tp_ops->recv_runs_may_come || req->tp_ops->recv_runs_may_come(req));
 }
 
 int pt_recv_round_done(const pt_request *req)

@@ -260,6 +260,9 @@ int pt_recv_start(pt_request *req);
  * of one partition). Call with progress_lock held. */
 int pt_recv_progress(pt_request *req, int lo, int hi);
 int pt_recv_round_done(const pt_request *req);
+/* A split receive whose runs may still come this round: it needs background
+ * progress while the application is elsewhere (setup_waiters.c). */
+int pt_recv_runs_may_come(const pt_request *req);
 /* Every receive partition was reported arrived this round. */
 int pt_recv_all_arrived(const pt_request *req);
 void pt_recv_destroy(pt_request *req);

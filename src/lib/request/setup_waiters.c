@@ -35,7 +35,8 @@ static int visit(pt_request *req)
         }
         /* Done here once set up, unless runs of split groups may still come
          * this round (timer policy): those wait for the round to end. */
-        settled = req->u.r.ready && !req->u.r.deferred && (!req->u.r.split || !active || pt_recv_round_done(req));
+        settled = req->u.r.ready && !req->u.r.deferred &&
+                  (!active || !pt_recv_runs_may_come(req) || pt_recv_round_done(req));
         pt_progress_unlock(req);
     }
     /* Busy: another thread is progressing it now, as an application that

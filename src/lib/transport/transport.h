@@ -100,6 +100,10 @@ typedef struct pt_transport_ops {
     /* Nothing of this round is still owed to the transport itself (e.g. the
      * MPI transport's empty terminators of groups that came in runs). */
     int (*recv_settled)(const struct pt_request *req);
+    /* Optional (NULL: yes): whether runs of split groups may still come this
+     * round, which need receiving while the application is elsewhere (the
+     * receive then stays listed for background progress all round). */
+    int (*recv_runs_may_come)(const struct pt_request *req);
     void (*recv_destroy)(struct pt_request *req);
     /* Optional (NULL: nothing to add): what Partita_Request_why says of the
      * request's transport after its name, into text (len bytes). */

@@ -47,5 +47,6 @@ const pt_transport_ops pt_mpi_transport = {
     .recv_start = pt_mpi_recv_start,
     .recv_progress = pt_mpi_recv_progress,
     .recv_settled = pt_mpi_recv_settled,
+    .recv_runs_may_come = pt_mpi_recv_runs_may_come,
     .recv_destroy = pt_mpi_recv_destroy,
 };

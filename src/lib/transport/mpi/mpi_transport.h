@@ -134,6 +134,7 @@ int pt_mpi_recv_setup(struct pt_request *req);
 int pt_mpi_recv_start(struct pt_request *req);
 int pt_mpi_recv_progress(struct pt_request *req, int lo, int hi);
 int pt_mpi_recv_settled(const struct pt_request *req);
+int pt_mpi_recv_runs_may_come(const struct pt_request *req);
 void pt_mpi_recv_destroy(struct pt_request *req);
 
 /* Isend user partitions [first, end) on the data communicator (send.c). */

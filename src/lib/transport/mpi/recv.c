@@ -222,6 +222,17 @@ int pt_mpi_recv_settled(const pt_request *req)
     return t && t->nin == t->nreq;
 }
 
+/* A round whose every group was announced ahead has each partition come
+ * alone into a receive posted at MPI_Start, as under `none`, and no header
+ * (one of a later round waits for its round): nothing the application's own
+ * calls would not move, so the receive is not listed for background progress
+ * (each MPI_Parrived then skips the list's lock, as `none`'s does). */
+int pt_mpi_recv_runs_may_come(const pt_request *req)
+{
+    const pt_mpi_recv *t = state(req);
+    return !t || !t->all_ahead;
+}
+
 void pt_mpi_recv_destroy(pt_request *req)
 {
     pt_mpi_recv *t = state(req);
