@@ -10,7 +10,9 @@ shift 2
 # the time it took.
 run() {
   local began=$SECONDS
-  out=$(timeout -k 5 "$limit" "$@" 2>&1 </dev/null)
+  # NUL bytes dropped before bash reads them (Open MPI's abort output has some,
+  # and bash warns for each): the job's own exit code is kept.
+  out=$(timeout -k 5 "$limit" "$@" 2>&1 </dev/null | tr -d '\000'; exit "${PIPESTATUS[0]}")
   rc=$?
   if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && [ $((SECONDS - began)) -ge "$limit" ]; then timed_out=1; else timed_out=0; fi
 }
