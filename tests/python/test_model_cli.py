@@ -126,9 +126,26 @@ def test_model_plot_names_the_file_it_writes_and_refuses_an_unknown_format(tmp_p
     assert r.returncode == 0, r.stderr
     assert f"figure: {tmp_path / 'fig.png'}" in r.stdout       # matplotlib adds .png: say so
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    r = run_cli("model", "-m", "1K:4K", "-p", "4", "--plot", str(tmp_path / "fig.txt"))
+
+
+@pytest.mark.parametrize("name, why", [
+    ("fig.txt", "matplotlib cannot write a .txt figure"),
+    ("folder", "is a folder"),
+    ("no/fig.png", "does not exist"),
+])
+def test_model_plot_that_cannot_be_written_is_refused_before_the_table(tmp_path, name, why):
+    (tmp_path / "folder").mkdir()
+    r = run_cli("model", "-m", "1K:4K", "-p", "4", "--plot", str(tmp_path / name))
     assert "Traceback" not in r.stderr and r.returncode == 2, r.stderr
-    assert r.stderr.startswith(f"partita model: error: cannot write {tmp_path / 'fig.txt'}: "), r.stderr
+    assert r.stderr.startswith("partita model: error: --plot ") and why in r.stderr, r.stderr
+    assert r.stdout == ""  # no table printed before the error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+
+
+def test_model_plot_needs_a_size_the_first_partition_count_fits():
+    r = run_cli("model", "-m", "1:2", "-p", "4,1", "--plot", "never.png")
+    assert r.returncode == 2 and "no size of at least 4 bytes to plot for 4 partitions" in r.stderr, r.stderr
+    assert r.stdout == ""
 
 
 @pytest.mark.parametrize("args, why", [

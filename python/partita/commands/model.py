@@ -78,8 +78,8 @@ def main(args: argparse.Namespace) -> int:
         parts = parse_int_list(args.partitions, "--partitions")
         check_any_case_fits(rng, parts)
         check_delay(args.delay, "--delay")
-        if problem := output_file_problem(args.plot, "--plot"):
-            raise ValueError(problem)
+        if args.plot:  # before the table is printed: the command's outputs are all written or none
+            check_plot(args.plot, sizes_in(rng), parts[0])
     except (ValueError, ModelError, LaunchError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -103,11 +103,8 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join(format_choices(rows, P)))
     if args.plot:
         try:
-            plotted = [s for s in sizes if s >= parts[0]]
-            if not plotted:
-                raise ValueError(f"no size of at least {parts[0]} bytes to plot for {parts[0]} partitions")
-            written = plot(params, plotted, parts[0], args.pattern, args.delay, args.plot)
-        except (OSError, ValueError) as e:  # ValueError: a format matplotlib cannot write
+            written = plot(params, [s for s in sizes if s >= parts[0]], parts[0], args.pattern, args.delay, args.plot)
+        except (OSError, ValueError) as e:
             print(f"{PROG}: error: cannot write {args.plot}: {e}", file=sys.stderr)
             return 2
         print(f"\nfigure: {written}")
@@ -116,6 +113,21 @@ def main(args: argparse.Namespace) -> int:
 
 # Options of one mode only, refused in the other rather than ignored: an option
 # that would do nothing hides a mistake (the user thinks it took effect).
+def check_plot(path, sizes, partitions: int) -> None:
+    """Raise ValueError for a --plot that could not be drawn or written: its folder, its format, or no
+    size of at least one byte per partition of the first partition count (the one drawn)."""
+    from ..figure_file import format_problem
+
+    problem = output_file_problem(path, "--plot") or (
+        f"--plot {path} is a folder; name the figure's file" if path.is_dir() else None)
+    if problem is None and (kind := format_problem(path)):
+        problem = f"--plot {kind}"
+    if problem is None and not any(s >= partitions for s in sizes):
+        problem = f"--plot: no size of at least {partitions} bytes to plot for {partitions} partitions"
+    if problem:
+        raise ValueError(problem)
+
+
 TABLE_ONLY = {"pattern": "--pattern", "delay": "--delay", "plot": "--plot"}
 VALIDATE_ONLY = {"delays": "--delays", "threads": "--threads", "iterations": "--iterations", "quantile": "--quantile",
                  "json": "--json"}
