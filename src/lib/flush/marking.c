@@ -354,13 +354,20 @@ __attribute__((noinline)) static int send_lone(pt_request *req, int g, int p, in
     return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, call, "MPI_Isend of a late partition");
 }
 
-/* Timer: partition p's group goes alone this round (announced ahead): send p
- * now, before its chunk counts it off. */
-__attribute__((noinline)) static int send_if_alone(pt_request *req, int p, const char *call)
+/* Timer, in a round with a group announced ahead: partition p of such a group
+ * (it goes alone this round) is sent now, before its chunk counts it off, and
+ * is SENT from its mark on: no flush can claim it, so no compare-and-swap
+ * decides who sends it. Any other partition is READY (claimable). */
+__attribute__((noinline)) static int mark_in_ahead_round(pt_request *req, int p, const char *call)
 {
     pt_send_side *s = &req->u.s;
     int g = s->chunks[s->slot[p] >> 6].group;
-    return s->groups[g].alone ? send_lone(req, g, p, 1, call) : MPI_SUCCESS;
+    if (!s->groups[g].alone || req->proc_null) {
+        atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
+        return MPI_SUCCESS;
+    }
+    atomic_store_explicit(&s->part[p], PT_PART_SENT, memory_order_relaxed);
+    return send_lone(req, g, p, 1, call);
 }
 
 __attribute__((noinline)) static int send_late(pt_request *req, int g, int p, const char *call)
@@ -391,14 +398,15 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
          * whoever completes the group finds every partition claimable. */
         if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
             return marked_twice(req, p, call);
-        atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
-        if (req->proc_null)
-            return MPI_SUCCESS;
         if (s->any_alone) {
-            int rc = send_if_alone(req, p, call);
+            int rc = mark_in_ahead_round(req, p, call);
             if (rc != MPI_SUCCESS)
                 return rc;
+        } else {
+            atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
         }
+        if (req->proc_null)
+            return MPI_SUCCESS;
     }
     uint32_t v = s->slot[p];
     pt_chunk *c = &s->chunks[v >> 6];

@@ -294,8 +294,10 @@ int pt_timer_send_late(pt_request *req, int g, int p)
 
 /* The mark of partition p of a group announced ahead for this round sends it
  * before anything else, without split_lock: nothing of the group goes in
- * runs this round (headed from the start), so claiming p decides who sends
- * it, and the mark sends it before counting it off its group, so the group
+ * runs this round (headed from the start), and the mark made p SENT, never
+ * READY, so no flush claims it (marking.c, mark_in_ahead_round: a claim's
+ * compare-and-swap there cost every such mark ~20 ns before its send), and
+ * the mark sends it before counting it off its group, so the group
  * (and the round) cannot complete before the send is known to the
  * transport. Through split_lock, the group's state and the claim loop of
  * pt_timer_finish_group, the last partition of 1 KiB in 2 partitions, late
@@ -304,8 +306,6 @@ int pt_timer_send_late(pt_request *req, int g, int p)
 int pt_timer_send_alone(pt_request *req, int g, int p)
 {
     pt_send_side *s = &req->u.s;
-    if (!claim(s, p))
-        return MPI_SUCCESS;
     int rc = req->tp_ops->send_runs(req, g, &(pt_run){ p, 1 }, 1, PT_RUNS_ALONE);
     atomic_fetch_add_explicit(&s->alone_sent, 1, memory_order_relaxed); /* after: the data goes first */
     return sent_early(req, rc);

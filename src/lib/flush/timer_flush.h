@@ -12,7 +12,7 @@ void pt_timer_round_reset(pt_request *req);
 /* Partition p of a group the timer already split became ready: send it now. */
 int pt_timer_send_late(pt_request *req, int g, int p);
 /* Partition p of a group that goes alone this round (pt_group.alone) became
- * ready: its mark sends it, unless a concurrent send of the group took it. */
+ * ready: its mark, which made it SENT (no flush takes it), sends it. */
 int pt_timer_send_alone(pt_request *req, int g, int p);
 /* How long after the round's last hand-over of a group a group that begins
  * is late (delta_ns is set). */
