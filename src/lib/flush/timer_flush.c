@@ -63,7 +63,7 @@ void pt_timer_free(pt_request *req)
  * others its groups are still armed, and the thread finds a stalled one when
  * it next looks, within 1 ms (progress_thread.c), splits it, and the rounds
  * after are watched again. Caller holds split_lock. */
-static void update_watch(pt_request *req)
+static void update_watch(pt_request *req, int long_round)
 {
     pt_send_side *s = &req->u.s;
     int left = atomic_load_explicit(&s->watch_rounds, memory_order_relaxed);
@@ -72,6 +72,14 @@ static void update_watch(pt_request *req)
      * a laggard that stays is caught again when they end. */
     int watch = PT_TIMER_WATCH_ROUNDS + (req->tp_ops->cheap_runs ? 0 : PT_AHEAD_ROUNDS);
     left = s->stall_flushed ? watch : left > 0 ? left - 1 : 0;
+    /* A round whose marking took the late-begin pause or more (update_late_watch)
+     * may have had a laggard that no one split: the next round is watched, so a
+     * laggard that stays is found in its second round. Only the thread's ~1 ms
+     * look found it before, which on the 2-core VM took 3-132 rounds of 1 KiB
+     * in 2 partitions, half of them 100 us late, sent whole (4 launches).
+     * Waking the thread costs little in a round that long. */
+    if (long_round && left < 1)
+        left = 1;
     atomic_store_explicit(&s->watch_rounds, left, memory_order_relaxed);
 }
 
@@ -89,13 +97,15 @@ static void update_watch(pt_request *req)
  * turns it on again for the next PT_LATE_WATCH_ROUNDS. The price: the first
  * round of a laggard that holds a whole group back, after a quick stretch,
  * sends that group whole, as `model` does; the rounds after it are split as
- * before. A request starts with the rule on. Caller holds split_lock. */
-static void update_late_watch(pt_send_side *s)
+ * before. A request starts with the rule on. Returns whether the round just
+ * ended was seen to take that pause or more. Caller holds split_lock. */
+static int update_late_watch(pt_send_side *s)
 {
     int span = atomic_exchange_explicit(&s->span, PT_SPAN_UNSEEN, memory_order_relaxed);
     s->late_rounds = span != PT_SPAN_QUICK ? PT_LATE_WATCH_ROUNDS : s->late_rounds > 0 ? s->late_rounds - 1 : 0;
     s->late_on = s->late_rounds > 0;
     atomic_store_explicit(&s->span_from_ticks, 0, memory_order_relaxed);
+    return span == PT_SPAN_LONG;
 }
 
 void pt_timer_handed_over(pt_request *req)
@@ -123,8 +133,7 @@ void pt_timer_round_reset(pt_request *req)
      * groups here makes such a flush, once it gets the lock, find nothing to do. */
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    update_watch(req);
-    update_late_watch(s);
+    update_watch(req, update_late_watch(s));
     s->nruns = s->stall_flushed = 0;
     s->any_alone = 0;
     atomic_store_explicit(&s->alone_sent, 0, memory_order_relaxed);
