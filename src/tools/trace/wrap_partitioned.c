@@ -22,6 +22,11 @@ static int (*next_Request_free)(MPI_Request *);
 static int (*partita_layouts)(MPI_Request, int, int[], int[], int *, int *);
 /* libpartita's transport of a request ("mpi", "fabric", ...), NULL when it is not loaded. */
 static int (*partita_transport)(MPI_Request, const char **);
+/* Whether libpartita owns a request: a program may link libpartita and still
+ * make the MPI library's own partitioned requests (partita-adapt-bench's
+ * `native`), and libpartita's queries about such a request are errors, which
+ * MPI's default handler makes fatal. NULL when libpartita is not loaded. */
+static int (*partita_owns)(MPI_Request);
 
 __attribute__((constructor)) static void resolve(void)
 {
@@ -37,7 +42,10 @@ __attribute__((constructor)) static void resolve(void)
     partita_layouts = (int (*)(MPI_Request, int, int[], int[], int *, int *))dlsym(RTLD_DEFAULT,
                                                                                  "Partita_Request_layouts");
     partita_transport = (int (*)(MPI_Request, const char **))dlsym(RTLD_DEFAULT, "Partita_Request_transport");
+    partita_owns = (int (*)(MPI_Request))dlsym(RTLD_DEFAULT, "Partita_Is_partitioned");
 }
+
+static int owned_by_partita(MPI_Request request) { return partita_owns && partita_owns(request); }
 
 /* The transport libpartita uses for request id: a sender chooses it at init,
  * a receiver learns it from the sender's set-up message, so a receive is
@@ -47,7 +55,7 @@ static void transport_of(MPI_Request request, int id)
     ptr_request *q = id >= 0 ? ptr_registry_get(id) : NULL;
     const char *name = NULL;
     if (!q || !partita_transport || (q->transport && strcmp(q->transport, "unknown") != 0) ||
-        partita_transport(request, &name) != MPI_SUCCESS || !name)
+        !owned_by_partita(request) || partita_transport(request, &name) != MPI_SUCCESS || !name)
         return;
     q->transport = name;
 }
@@ -57,7 +65,7 @@ static void layout_of(MPI_Request request, int64_t t)
 {
     int id = partita_layouts ? ptr_registry_find(request) : -1;
     int counts[4], cuts[4], n = 0, cur = -1;
-    if (id < 0 || ptr_registry_get(id)->kind != 0 ||
+    if (id < 0 || ptr_registry_get(id)->kind != 0 || !owned_by_partita(request) ||
         partita_layouts(request, 4, counts, cuts, &n, &cur) != MPI_SUCCESS || cur < 0 || cur >= n || cur >= 4)
         return;
     ptr_record(EV_LAYOUT, id, counts[cur], cuts[cur], t);
