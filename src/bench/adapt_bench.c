@@ -22,7 +22,8 @@
  * microseconds (the sleep compute mode: the core is free for progress
  * threads) and marks the first half, as partita-p2p's two threads with
  * `--noise delay:US` on thread 0 and block mapping do (`single` sleeps, then
- * sends). The
+ * sends); with -S K the late partitions are 0, K, 2K, ... instead, as with
+ * K threads and round-robin mapping, and the others are marked first. The
  * receiver sweeps MPI_Parrived (MPI_Test) until everything is in and stamps
  * that. Metrics, as partita-p2p's (docs/metrics.md; one node: one
  * CLOCK_MONOTONIC): t_part, last arrival minus first mark (its overhead
@@ -87,6 +88,9 @@ static const char USAGE[] =
     "                  as POLICY@TRANSPORT (mpi, fabric, auto) picks its transport\n"
     "  -L US           a single laggard: the first half of the partitions is marked US\n"
     "                  microseconds after the second (a sleep); needs P >= 2\n"
+    "  -S K            with -L, the laggard's partitions are every K-th (0, K, 2K, ...), K in\n"
+    "                  [2, 65536], as partita-p2p's K threads marking round-robin with thread 0\n"
+    "                  late; the others are marked first, in order\n"
     "  -l LAUNCH       a launch number, written in the output\n"
     "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
     "  --format lines  only the JSON lines on stdout (the default)\n"
@@ -105,6 +109,7 @@ typedef struct opts {
     int parts[MAX_PARTS_LIST], nparts;
     int rounds, warmup, launch, factor;
     double laggard_us; /* -L: 0, or how late the first half is marked */
+    int laggard_every; /* -S: 0 (the first half is late), or K (partitions 0, K, 2K, ... are) */
     impl impls[MAX_IMPLS];
     int nimpls;
     const char *output; /* --output, with --format json */
@@ -193,7 +198,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
                                            { "help", no_argument, 0, 'h' },
                                            { 0, 0, 0, 0 } };
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:f:p:i:x:I:L:l:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:f:p:i:x:I:L:S:l:h", longs, NULL)) != -1) {
         switch (c) {
         case 'm': { /* the harness's parser, as every other program's -m */
             pt_size_range r;
@@ -216,6 +221,7 @@ static void parse(int argc, char **argv, int rank, opts *o)
             if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
                 settle_arguments("-L needs microseconds in (0, 1e6]");
             break;
+        case 'S': o->laggard_every = int_option("-S", optarg, 2, 65536); break;
         case 'l': o->launch = int_option("-l", optarg, 0, 2147483647); break;
         case 'F': format = optarg; break;
         case 'O': o->output = optarg; break;
@@ -296,6 +302,8 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     if (!o->nparts || !o->nimpls)
         settle_arguments("-p and -I need at least one entry");
+    if (o->laggard_every && !(o->laggard_us > 0))
+        settle_arguments("-S needs -L (it says which partitions the laggard marks)");
     for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
             settle_arguments("-L needs at least 2 partitions in every -p entry (half of them are late)");
@@ -315,11 +323,39 @@ typedef struct marks {
     int64_t first, paused, resume;
 } marks;
 
+/* Who is late and how much: -L and -S. */
+typedef struct laggard {
+    double us;  /* 0: no laggard */
+    int every;  /* 0: the first half of the partitions is late; K: partitions 0, K, 2K, ... */
+} laggard;
+
+/* How many of `parts` partitions the laggard marks. */
+static int late_count(const laggard *lag, int parts)
+{
+    if (!(lag->us > 0))
+        return 0;
+    return lag->every ? (parts + lag->every - 1) / lag->every : parts / 2;
+}
+
+/* The partition the sender marks i-th in a round: the early ones in order,
+ * then (from mark parts - late on, after the pause) the laggard's in order. */
+static int marked_at(const laggard *lag, int i, int parts, int late)
+{
+    int early = parts - late;
+    if (!late)
+        return i;
+    if (!lag->every)
+        return i < early ? i + late : i - early;
+    int k = lag->every;
+    return i < early ? (i / (k - 1)) * k + i % (k - 1) + 1 : (i - early) * k;
+}
+
 /* One round of implementation m; returns the stamp of this rank (sender:
  * the last mark, the others in *mk; receiver: the last arrival). */
 static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
-                          double laggard_us, unsigned char *seen, marks *mk)
+                          const laggard *lag, unsigned char *seen, marks *mk)
 {
+    double laggard_us = lag->us;
     int64_t stamp = 0;
     MPI_Request single = MPI_REQUEST_NULL;
     if (m->kind == SINGLE) {
@@ -341,10 +377,10 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
-            /* in order; under a laggard the second half first, then the first */
-            int late = laggard_us > 0 ? parts / 2 : 0;
+            /* in order; under a laggard the early partitions first, then the late ones */
+            int late = late_count(lag, parts);
             for (int i = 0; i < parts; i++) {
-                int p = (i + late) % parts;
+                int p = marked_at(lag, i, parts, late);
                 if (late && i == parts - late) {
                     mk->paused = pt_now_ns();
                     pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
@@ -474,8 +510,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         for (int i = 0; i < n; i++) {
             int k = order[i];
             stamps[(size_t)k * total + r] =
-                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, o->laggard_us, seen,
-                           &mk[(size_t)k * total + r]);
+                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank,
+                           &(laggard){ o->laggard_us, o->laggard_every }, seen, &mk[(size_t)k * total + r]);
         }
     }
     /* the receiver's arrival stamps go to rank 0, which writes the output */
@@ -543,8 +579,8 @@ int main(int argc, char **argv)
     pt_check_all(&ctx, init_failed, init_failed ? Partita_Init_error() : "");
     /* the output file is opened before anything runs: an unwritable path fails at once */
     ab_output out;
-    int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.rounds, o.warmup,
-                                             o.impl_list)
+    int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.laggard_every,
+                                             o.rounds, o.warmup, o.impl_list)
                            : 0;
     MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (opened != 0)

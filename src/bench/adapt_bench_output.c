@@ -29,7 +29,7 @@ static const struct {
 };
 
 int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int launch, double laggard_us,
-                   int rounds, int warmup, const char *impls)
+                   int laggard_every, int rounds, int warmup, const char *impls)
 {
     memset(out, 0, sizeof *out);
     out->launch = launch;
@@ -68,6 +68,12 @@ int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int 
     pt_json_int(j, "threads", 1);
     pt_json_string(j, "noise", noise);
     pt_json_number(j, "laggard_us", laggard_us);
+    if (laggard_us > 0) { /* which partitions the one marking thread marks late (-S) */
+        char which[64] = "the first half";
+        if (laggard_every)
+            snprintf(which, sizeof which, "0, %d, %d, ...", laggard_every, 2 * laggard_every);
+        pt_json_string(j, "laggard_partitions", which);
+    }
     pt_json_string(j, "compute_mode", "sleep");
     pt_json_string(j, "implementations", impls);
     pt_json_int(j, "launch", launch);

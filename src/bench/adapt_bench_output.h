@@ -33,7 +33,7 @@ typedef struct ab_case {
 /* Opens FILE and writes the document's head; NULL output path: lines only.
  * Returns 0, or -1 with errno when FILE cannot be written. */
 int ab_output_open(ab_output *out, const char *path, int argc, char **argv, int launch, double laggard_us,
-                   int rounds, int warmup, const char *impls);
+                   int laggard_every, int rounds, int warmup, const char *impls);
 void ab_output_case(ab_output *out, ab_case *c);
 /* Ends the document; -1 when writing it failed. */
 int ab_output_close(ab_output *out);
