@@ -251,10 +251,36 @@ static int marked_runs(const pt_send_side *s, int g)
     return n;
 }
 
+/* A stalled group is not split when its ready partitions would take the
+ * round's runs past this: it goes whole at its last mark, as under `model`.
+ * Over a transport whose runs are not cheap (MPI's) each run is a header the
+ * receiver reads before it posts the run's receive, one after the other. A laggard whose partitions are every fourth
+ * (0, 4, 8, ...: the `library` suite's `policies-laggard-scattered`, one
+ * marking thread) made 43 runs of each of the 3 groups of 512 partitions,
+ * and the last arrival came 1.0-1.8 ms after the last mark at 1-256 KiB (5
+ * launches), where the whole groups took 8-36 us and `none`'s lone
+ * partitions 345-452 us. */
+#define PT_FLUSH_RUNS_MAX 32
+
+/* Whether splitting group g now would take the round past PT_FLUSH_RUNS_MAX
+ * runs (a first split only: a split group goes on being sent). */
+static int too_many_runs(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    if (req->tp_ops->cheap_runs || atomic_load_explicit(&s->groups[g].state, memory_order_acquire) != PT_GROUP_OPEN)
+        return 0;
+    pthread_mutex_lock(&s->split_lock);
+    int sent = s->nruns;
+    pthread_mutex_unlock(&s->split_lock);
+    return sent + marked_runs(s, g) > PT_FLUSH_RUNS_MAX;
+}
+
 /* marked: the group's partitions marked so far (group_marked). */
 static void flush_group(pt_request *req, int g, int marked)
 {
     pt_send_side *s = &req->u.s;
+    if (too_many_runs(req, g))
+        return;
     int expected = PT_GROUP_OPEN;
     int left = s->bound[g + 1] - s->bound[g] - marked;
     /* Each later partition alone at its mark (SPLIT), unless many are left,
