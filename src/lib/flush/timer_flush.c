@@ -252,9 +252,10 @@ static int marked_runs(const pt_send_side *s, int g)
 }
 
 /* A stalled group is not split when its ready partitions would take the
- * round's runs past this: it goes whole at its last mark, as under `model`.
- * Over a transport whose runs are not cheap (MPI's) each run is a header the
- * receiver reads before it posts the run's receive, one after the other. A laggard whose partitions are every fourth
+ * round's runs (lone partitions included) past this: it goes whole at its
+ * last mark, as under `model`. Over a transport whose runs are not cheap
+ * (MPI's) each run is a header the receiver reads before it posts the run's
+ * receive, one after the other. A laggard whose partitions are every fourth
  * (0, 4, 8, ...: the `library` suite's `policies-laggard-scattered`, one
  * marking thread) made 43 runs of each of the 3 groups of 512 partitions,
  * and the last arrival came 1.0-1.8 ms after the last mark at 1-256 KiB (5
