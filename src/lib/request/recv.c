@@ -123,7 +123,7 @@ int pt_recv_start(pt_request *req)
      * splits), not in it: progress begins a round too, from the waiters'
      * own poll, which holds their list. A round deferred for its layout is
      * listed already and stays so while its split receives need it. */
-    if (r->split && pt_recv_runs_may_come(req))
+    if (pt_recv_runs_may_come(req))
         pt_waiters_add(req); /* its runs need receiving even while the process is elsewhere */
     return rc;
 }

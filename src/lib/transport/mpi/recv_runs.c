@@ -52,7 +52,6 @@ int pt_mpi_runs_setup(pt_request *req)
     t->hdr_req = t->run_req = MPI_REQUEST_NULL;
     t->nlate = t->late_done = t->late_from = 0;
     t->ahead_max = 0;
-    t->hdr_quiet_ticks = pt_ticks_from_ns(HDR_QUIET_NS);
     if (!t->sstate || !t->lleft || !t->lreq || !t->lpart || !t->lidx || !t->ahead_end) {
         pt_mpi_runs_destroy(req);
         return MPI_ERR_NO_MEM;
@@ -136,7 +135,7 @@ static int post_ahead(pt_request *req)
 int pt_mpi_runs_round_start(pt_request *req)
 {
     pt_mpi_recv *r = state(req);
-    r->hdr_quiet_until = pt_ticks() + r->hdr_quiet_ticks;
+    r->hdr_quiet_until = pt_ticks() + pt_ticks_from_ns(HDR_QUIET_NS);
     memset(r->sstate, PT_SP_NONE, (size_t)req->u.r.sparts);
     r->nlate = r->late_done = r->late_from = r->late_early = 0; /* the last round's all completed */
     int rc = post_ahead(req);
