@@ -104,12 +104,17 @@ static const char USAGE[] =
     "stderr, '#' lines with each case's plan, and the sizes skipped because they are not a\n"
     "multiple of a partition count.\n";
 
+/* Who is late and how much: -L (us) and -S (every). */
+typedef struct laggard {
+    double us;  /* 0: no laggard */
+    int every;  /* 0: the first half of the partitions is late; K: partitions 0, K, 2K, ... */
+} laggard;
+
 typedef struct opts {
     size_t min, max;
     int parts[MAX_PARTS_LIST], nparts;
     int rounds, warmup, launch, factor;
-    double laggard_us; /* -L: 0, or how late the first half is marked */
-    int laggard_every; /* -S: 0 (the first half is late), or K (partitions 0, K, 2K, ... are) */
+    laggard lag;
     impl impls[MAX_IMPLS];
     int nimpls;
     const char *output; /* --output, with --format json */
@@ -218,10 +223,10 @@ static void parse(int argc, char **argv, int rank, opts *o)
         case 'x': o->warmup = int_option("-x", optarg, 0, 100000); break;
         case 'I': impls = optarg; break;
         case 'L':
-            if (!is_number(optarg) || !(o->laggard_us = strtod(optarg, NULL)))
+            if (!is_number(optarg) || !(o->lag.us = strtod(optarg, NULL)))
                 settle_arguments("-L needs microseconds in (0, 1e6]");
             break;
-        case 'S': o->laggard_every = int_option("-S", optarg, 2, 65536); break;
+        case 'S': o->lag.every = int_option("-S", optarg, 2, 65536); break;
         case 'l': o->launch = int_option("-l", optarg, 0, 2147483647); break;
         case 'F': format = optarg; break;
         case 'O': o->output = optarg; break;
@@ -302,9 +307,9 @@ static void parse(int argc, char **argv, int rank, opts *o)
     }
     if (!o->nparts || !o->nimpls)
         settle_arguments("-p and -I need at least one entry");
-    if (o->laggard_every && !(o->laggard_us > 0))
+    if (o->lag.every && !(o->lag.us > 0))
         settle_arguments("-S needs -L (it says which partitions the laggard marks)");
-    for (int i = 0; o->laggard_us > 0 && i < o->nparts; i++)
+    for (int i = 0; o->lag.us > 0 && i < o->nparts; i++)
         if (o->parts[i] < 2)
             settle_arguments("-L needs at least 2 partitions in every -p entry (half of them are late)");
     /* a case runs where a size is a multiple of the partition count; none: say so, not exit 0 */
@@ -322,12 +327,6 @@ static void parse(int argc, char **argv, int rank, opts *o)
 typedef struct marks {
     int64_t first, paused, resume;
 } marks;
-
-/* Who is late and how much: -L and -S. */
-typedef struct laggard {
-    double us;  /* 0: no laggard */
-    int every;  /* 0: the first half of the partitions is late; K: partitions 0, K, 2K, ... */
-} laggard;
 
 /* How many of `parts` partitions the laggard marks. */
 static int late_count(const laggard *lag, int parts)
@@ -355,7 +354,6 @@ static int marked_at(const laggard *lag, int i, int parts, int late)
 static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t bytes, int parts, int rank,
                           const laggard *lag, unsigned char *seen, marks *mk)
 {
-    double laggard_us = lag->us;
     int64_t stamp = 0;
     MPI_Request single = MPI_REQUEST_NULL;
     if (m->kind == SINGLE) {
@@ -371,9 +369,9 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
         pt_compute_us(PT_COMPUTE_SPIN, 3);
         if (m->kind == SINGLE) {
             mk->first = mk->paused = pt_now_ns();
-            if (laggard_us > 0)
-                pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
-            stamp = mk->resume = laggard_us > 0 ? pt_now_ns() : mk->first;
+            if (lag->us > 0)
+                pt_compute_us(PT_COMPUTE_SLEEP, lag->us); /* the core is free for progress threads */
+            stamp = mk->resume = lag->us > 0 ? pt_now_ns() : mk->first;
             MPI_Isend(buf, (int)bytes, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &single);
             MPI_Wait(&single, MPI_STATUS_IGNORE);
         } else {
@@ -383,7 +381,7 @@ static int64_t round_once(const impl *m, MPI_Request *req, char *buf, size_t byt
                 int p = marked_at(lag, i, parts, late);
                 if (late && i == parts - late) {
                     mk->paused = pt_now_ns();
-                    pt_compute_us(PT_COMPUTE_SLEEP, laggard_us); /* the core is free for progress threads */
+                    pt_compute_us(PT_COMPUTE_SLEEP, lag->us); /* the core is free for progress threads */
                     mk->resume = pt_now_ns();
                 }
                 if (i == 0)
@@ -510,8 +508,8 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         for (int i = 0; i < n; i++) {
             int k = order[i];
             stamps[(size_t)k * total + r] =
-                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank,
-                           &(laggard){ o->laggard_us, o->laggard_every }, seen, &mk[(size_t)k * total + r]);
+                round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, &o->lag, seen,
+                           &mk[(size_t)k * total + r]);
         }
     }
     /* the receiver's arrival stamps go to rank 0, which writes the output */
@@ -519,7 +517,7 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
         MPI_Send(stamps, n * total, MPI_INT64_T, 0, 9, MPI_COMM_WORLD);
     else
         MPI_Recv(peer, n * total, MPI_INT64_T, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    int lag = o->laggard_us > 0;
+    int lag = o->lag.us > 0;
     double pause_ref_ns[MAX_IMPLS] = { 0 };
     if (rank == 0 && lag)
         typical_pauses_ns(mk, n, total, o->warmup, o->rounds, t_pause, pause_ref_ns);
@@ -579,7 +577,7 @@ int main(int argc, char **argv)
     pt_check_all(&ctx, init_failed, init_failed ? Partita_Init_error() : "");
     /* the output file is opened before anything runs: an unwritable path fails at once */
     ab_output out;
-    int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.laggard_us, o.laggard_every,
+    int opened = rank == 0 ? ab_output_open(&out, o.output, argc, argv, o.launch, o.lag.us, o.lag.every,
                                              o.rounds, o.warmup, o.impl_list)
                            : 0;
     MPI_Bcast(&opened, 1, MPI_INT, 0, MPI_COMM_WORLD);
