@@ -16,6 +16,12 @@ def format_problem(path) -> str | None:
     return None
 
 
+def folder_problem(path) -> str | None:
+    """Why path names a folder, not a figure's file, or None (matplotlib would write DIR.png beside it)."""
+    path = Path(path)
+    return f"{path} is a folder; name the figure's file (e.g. {path / 'figure.png'})" if path.is_dir() else None
+
+
 def save_figure(fig, path, dpi: int = 120):
     """Write fig to path (a file name, or a binary file object) and close it. A name without a
     suffix gets .png, which is what matplotlib writes there, so the name returned is the file's.
@@ -24,9 +30,9 @@ def save_figure(fig, path, dpi: int = 120):
 
     if isinstance(path, (str, Path)):
         path = Path(path)
-        if path.is_dir():  # it wrote DIR.png beside the folder
+        if problem := folder_problem(path):
             plt.close(fig)
-            raise ValueError(f"{path} is a folder; name the figure's file (e.g. {path / 'figure.png'})")
+            raise ValueError(problem)
         if not path.suffix:
             path = path.with_suffix(".png")
     try:

@@ -111,16 +111,13 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-# Options of one mode only, refused in the other rather than ignored: an option
-# that would do nothing hides a mistake (the user thinks it took effect).
 def check_plot(path, sizes, partitions: int) -> None:
     """Raise ValueError for a --plot that could not be drawn or written: its folder, its format, or no
     size of at least one byte per partition of the first partition count (the one drawn)."""
-    from ..figure_file import format_problem
+    from ..figure_file import folder_problem, format_problem
 
-    problem = output_file_problem(path, "--plot") or (
-        f"--plot {path} is a folder; name the figure's file" if path.is_dir() else None)
-    if problem is None and (kind := format_problem(path)):
+    problem = output_file_problem(path, "--plot")
+    if problem is None and (kind := folder_problem(path) or format_problem(path)):
         problem = f"--plot {kind}"
     if problem is None and not any(s >= partitions for s in sizes):
         problem = f"--plot: no size of at least {partitions} bytes to plot for {partitions} partitions"
@@ -128,6 +125,8 @@ def check_plot(path, sizes, partitions: int) -> None:
         raise ValueError(problem)
 
 
+# Options of one mode only, refused in the other rather than ignored: an option
+# that would do nothing hides a mistake (the user thinks it took effect).
 TABLE_ONLY = {"pattern": "--pattern", "delay": "--delay", "plot": "--plot"}
 VALIDATE_ONLY = {"delays": "--delays", "threads": "--threads", "iterations": "--iterations", "quantile": "--quantile",
                  "json": "--json"}
