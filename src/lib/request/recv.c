@@ -128,7 +128,7 @@ int pt_recv_start(pt_request *req)
     return rc;
 }
 
-int pt_recv_progress(pt_request *req, int lo, int hi)
+int pt_recv_progress(pt_request *req, const pt_recv_focus *focus)
 {
     pt_recv_side *r = &req->u.r;
     int rc;
@@ -149,7 +149,7 @@ int pt_recv_progress(pt_request *req, int lo, int hi)
     }
     if (pt_recv_error_stops(r->error) || r->deferred)
         return MPI_SUCCESS;
-    return req->tp_ops->recv_progress(req, lo, hi);
+    return req->tp_ops->recv_progress(req, focus);
 }
 
 int pt_recv_all_arrived(const pt_request *req)
@@ -278,23 +278,8 @@ int Partita_Parrived(MPI_Request request, int partition, int *flag)
     if (pt_progress_trylock(req) == 0) {
         if (r->split) /* only the progress thread's schedule of split receives reads it */
             pt_recv_app_polled(req);
-        int lo = -1, hi = -1;
-        if (r->ready && !pt_recv_error_stops(r->error) && !r->deferred && r->ntrans > 0) {
-            /* The messages overlapping this partition: a binary search on their
-             * receiver-partition ranges, which are sorted. */
-            int a = 0, b = r->ntrans - 1;
-            while (a < b) {
-                int m = (a + b) / 2;
-                if (r->phi[m] < partition)
-                    a = m + 1;
-                else
-                    b = m;
-            }
-            lo = hi = a;
-            while (hi + 1 < r->ntrans && r->plo[hi + 1] <= partition)
-                hi++;
-        }
-        rc = pt_recv_progress(req, lo, hi);
+        pt_recv_focus focus;
+        rc = pt_recv_progress(req, pt_recv_focus_of(req, partition, &focus) ? &focus : NULL);
         /* under the lock: the set-up (ready, the error) may be another thread's */
         past = rc == MPI_SUCCESS && r->ready && pt_recv_past_data(req, partition);
         pt_progress_unlock(req);

@@ -111,6 +111,37 @@ int pt_recv_past_data(const pt_request *req, int p)
     return req->u.r.error == PT_E_SHORT && (size_t)p * req->part_bytes >= req->u.r.sent_bytes;
 }
 
+int pt_recv_focus_of(const pt_request *req, int p, pt_recv_focus *focus)
+{
+    const pt_recv_side *r = &req->u.r;
+    if (!r->ready || pt_recv_error_stops(r->error) || r->deferred || r->ntrans <= 0)
+        return 0;
+    /* The messages overlapping p: a binary search on their receiver-partition
+     * ranges, which are sorted. */
+    int a = 0, b = r->ntrans - 1;
+    while (a < b) {
+        int m = (a + b) / 2;
+        if (r->phi[m] < p)
+            a = m + 1;
+        else
+            b = m;
+    }
+    focus->lo = focus->hi = a;
+    while (focus->hi + 1 < r->ntrans && r->plo[focus->hi + 1] <= p)
+        focus->hi++;
+    /* The sender partitions holding p's bytes (p's bytes that come at all). */
+    size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
+    size_t x = (size_t)p * rbytes, y = x + rbytes < r->sent_bytes ? x + rbytes : r->sent_bytes;
+    focus->sfirst = focus->send = 0;
+    if (sbytes > 0 && x < y) {
+        focus->sfirst = (int)(x / sbytes);
+        focus->send = (int)((y - 1) / sbytes) + 1;
+        if (focus->send > r->sparts)
+            focus->send = r->sparts;
+    }
+    return 1;
+}
+
 void pt_recv_plan_free(pt_request *req)
 {
     pt_recv_side *r = &req->u.r;

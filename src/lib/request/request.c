@@ -273,13 +273,13 @@ static int progress_locked(pt_request *req, int *done)
     } else if (req->is_send) {
         rc = pt_send_progress(req, done);
     } else {
-        rc = pt_recv_progress(req, -1, -1);
+        rc = pt_recv_progress(req, NULL);
         /* Every partition has arrived: then only empty terminators of groups
          * that came in runs (timer policy) can be missing, and their senders
          * are sending them right now; the round must complete here, because
          * a program may test just once after the last MPI_Parrived. */
         while (rc == MPI_SUCCESS && !pt_recv_round_done(req) && pt_recv_all_arrived(req))
-            rc = pt_recv_progress(req, -1, -1);
+            rc = pt_recv_progress(req, NULL);
         *done = pt_recv_round_done(req);
     }
     return rc;

@@ -15,6 +15,7 @@
 
 struct pt_transport_ops;
 struct pt_run;
+struct pt_recv_focus;
 
 #define PT_CACHE_LINE 64
 
@@ -256,9 +257,9 @@ void pt_send_destroy(pt_request *req);
 int pt_recv_init(pt_request *req);
 int pt_recv_start(pt_request *req);
 /* Progress the receive side: the set-up message, then the transport's
- * progress (its in-order scan and, when lo >= 0, messages lo..hi too: those
- * of one partition). Call with progress_lock held. */
-int pt_recv_progress(pt_request *req, int lo, int hi);
+ * progress (its in-order scan and, with a focus, what carries one
+ * partition: pt_recv_focus_of). Call with progress_lock held. */
+int pt_recv_progress(pt_request *req, const struct pt_recv_focus *focus);
 int pt_recv_round_done(const pt_request *req);
 /* A split receive whose runs may still come this round: it needs background
  * progress while the application is elsewhere (setup_waiters.c). */
@@ -293,6 +294,10 @@ void pt_recv_plan_reset(pt_request *req);
 void pt_recv_plan_free(pt_request *req);
 /* Partition p lies wholly past the data the sender sends (PT_E_SHORT): it never arrives. */
 int pt_recv_past_data(const pt_request *req, int p);
+/* What carries receive partition p (transport/transport.h), for MPI_Parrived
+ * to have the transport look at first-hand; 0 when nothing can (the plan is
+ * not built, or the round's data no longer flows). */
+int pt_recv_focus_of(const pt_request *req, int p, struct pt_recv_focus *focus);
 
 /* The progress lock is taken only when MPI calls may overlap. A serial
  * request's calls never do (the application serialises them, and a progress

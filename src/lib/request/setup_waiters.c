@@ -30,7 +30,7 @@ static int visit(pt_request *req)
         int active = atomic_load_explicit(&req->active, memory_order_acquire);
         /* Set up, and the application polls it: leave it to the application. */
         if (active && !(req->u.r.ready && pt_recv_app_polling(req))) {
-            pt_recv_progress(req, -1, -1);
+            pt_recv_progress(req, NULL);
             poll_help = 1;
         }
         /* Done here once set up, unless runs of split groups may still come

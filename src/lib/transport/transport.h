@@ -24,6 +24,14 @@ typedef struct pt_run {
     int first, count;
 } pt_run;
 
+/* What carries the receive partition an MPI_Parrived asks about (the
+ * request layer's pt_recv_focus_of): transport messages lo..hi, and sender
+ * partitions [sfirst, send) (those a split group sends in runs or alone;
+ * empty when the partition holds no bytes). */
+typedef struct pt_recv_focus {
+    int lo, hi, sfirst, send;
+} pt_recv_focus;
+
 /* send_runs flags. */
 enum {
     PT_RUNS_FIRST_FLUSH = 1, /* the group's first flush this round: later partitions follow alone */
@@ -94,9 +102,9 @@ typedef struct pt_transport_ops {
      * receive plan is built; a failure is recorded as req->u.r.error. */
     int (*recv_setup)(struct pt_request *req);
     int (*recv_start)(struct pt_request *req); /* a round begins: the round's credit (post receives) */
-    /* Report arrivals through the upcalls; when lo >= 0 look at messages
-     * lo..hi first-hand (those of one partition MPI_Parrived asks about). */
-    int (*recv_progress)(struct pt_request *req, int lo, int hi);
+    /* Report arrivals through the upcalls; with a focus (not NULL), look
+     * first-hand at what carries the partition MPI_Parrived asks about. */
+    int (*recv_progress)(struct pt_request *req, const pt_recv_focus *focus);
     /* Nothing of this round is still owed to the transport itself (e.g. the
      * MPI transport's empty terminators of groups that came in runs). */
     int (*recv_settled)(const struct pt_request *req);

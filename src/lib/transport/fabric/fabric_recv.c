@@ -262,9 +262,9 @@ int pt_fab_recv_start(pt_request *req)
     return MPI_SUCCESS;
 }
 
-int pt_fab_recv_progress(pt_request *req, int lo, int hi)
+int pt_fab_recv_progress(pt_request *req, const pt_recv_focus *focus)
 {
-    (void)lo, (void)hi; /* the completion queue reports every message: nothing to look at first-hand */
+    (void)focus; /* the completion queue reports every message: nothing to look at first-hand */
     pt_fab_recv *t = state(req);
     pt_recv_side *r = &req->u.r;
     pthread_mutex_lock(&t->lock);

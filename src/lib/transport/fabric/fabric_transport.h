@@ -195,7 +195,7 @@ int pt_fab_split_copy_wanted(void);
 void pt_fab_send_destroy(struct pt_request *req);
 int pt_fab_recv_setup(struct pt_request *req);
 int pt_fab_recv_start(struct pt_request *req);
-int pt_fab_recv_progress(struct pt_request *req, int lo, int hi);
+int pt_fab_recv_progress(struct pt_request *req, const pt_recv_focus *focus);
 int pt_fab_recv_settled(const struct pt_request *req);
 void pt_fab_recv_destroy(struct pt_request *req);
 

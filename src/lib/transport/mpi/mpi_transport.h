@@ -68,6 +68,7 @@ typedef struct pt_mpi_send {
     int *xdone;               /* xcap: indices MPI_Testsome returns (pt_mpi_send_drain) */
     int64_t *xhdr;            /* PT_RUN_LEN per header */
     int nx, xcap;             /* used / capacity of xreq */
+    int xdone_upto;           /* xreq[0..xdone_upto) known complete (send.c: pt_mpi_send_progress) */
     int nhdr;                 /* headers used this round */
     int late_pieces;          /* eager messages a lone late partition goes in (1: whole) */
 } pt_mpi_send;
@@ -97,6 +98,7 @@ typedef struct pt_mpi_recv {
                                 MPI_REQUEST_NULL once found complete) */
     int *lpart;              /* the sender partition of each */
     unsigned char *lleft;    /* per sender partition: its pieces not yet in */
+    int *lfirst;             /* per sender partition with late receives: the first of them in lreq */
     int *lidx;               /* MPI_Testsome's indices */
     int nlate;
     int late_done;           /* those before it have all completed (recv_runs.c: test_late) */
@@ -133,7 +135,7 @@ int pt_mpi_send_drain(struct pt_request *req);
 void pt_mpi_send_destroy(struct pt_request *req);
 int pt_mpi_recv_setup(struct pt_request *req);
 int pt_mpi_recv_start(struct pt_request *req);
-int pt_mpi_recv_progress(struct pt_request *req, int lo, int hi);
+int pt_mpi_recv_progress(struct pt_request *req, const pt_recv_focus *focus);
 int pt_mpi_recv_settled(const struct pt_request *req);
 int pt_mpi_recv_runs_may_come(const struct pt_request *req);
 void pt_mpi_recv_destroy(struct pt_request *req);
@@ -144,7 +146,7 @@ int pt_mpi_span_isend(struct pt_request *req, int first, int end, int tag, MPI_R
 /* recv_runs.c */
 int pt_mpi_runs_setup(struct pt_request *req);
 int pt_mpi_runs_round_start(struct pt_request *req);
-int pt_mpi_runs_progress(struct pt_request *req);
+int pt_mpi_runs_progress(struct pt_request *req, const pt_recv_focus *focus);
 void pt_mpi_runs_destroy(struct pt_request *req);
 
 #endif

@@ -197,12 +197,12 @@ static int test_window(pt_request *req)
     return w ? test_range(req, lo, lo + w - 1) : MPI_SUCCESS;
 }
 
-int pt_mpi_recv_progress(pt_request *req, int lo, int hi)
+int pt_mpi_recv_progress(pt_request *req, const pt_recv_focus *focus)
 {
     pt_mpi_recv *t = state(req);
     if (t->nin == t->nreq)
-        return t->split ? pt_mpi_runs_progress(req) : MPI_SUCCESS;
-    int rc = scan_in_order(req);
+        return t->split ? pt_mpi_runs_progress(req, focus) : MPI_SUCCESS;
+    int rc = scan_in_order(req), lo = focus ? focus->lo : -1, hi = focus ? focus->hi : -1;
     /* The scan has just tested every message up to and including scan_from:
      * testing them again would only double the cost of a poll. */
     if (lo <= t->scan_from)
@@ -213,7 +213,7 @@ int pt_mpi_recv_progress(pt_request *req, int lo, int hi)
         rc = test_window(req);
     if (rc != MPI_SUCCESS)
         return rc;
-    return t->split ? pt_mpi_runs_progress(req) : MPI_SUCCESS;
+    return t->split ? pt_mpi_runs_progress(req, focus) : MPI_SUCCESS;
 }
 
 int pt_mpi_recv_settled(const pt_request *req)

@@ -102,7 +102,7 @@ void pt_mpi_send_start(pt_request *req)
     if (!t->xcap)
         return; /* no runs (not the timer): nothing else to reset */
     pthread_mutex_lock(&t->xlock);
-    t->nx = t->nhdr = 0;
+    t->nx = t->nhdr = t->xdone_upto = 0;
     pthread_mutex_unlock(&t->xlock);
 }
 
@@ -250,12 +250,25 @@ int pt_mpi_send_progress(pt_request *req, int all_issued, int *done)
         *done = 1;
         return MPI_SUCCESS;
     }
+    /* In order from the first not known complete, stopping at the first that
+     * is not, as the messages (test_in_order): an MPI_Testall of every send
+     * at each poll walked all of them for the one pass of MPI's progress a
+     * poll makes. A laggard's every fourth partition late, 64 KiB in 512
+     * partitions: the rounds announced ahead send 512 partitions alone, and
+     * the timer's last arrival after the last mark went from 0.25
+     * [0.23-0.34] of `none`'s speed to 1.15 [1.01-1.38] (6 interleaved
+     * launches each). */
     pthread_mutex_lock(&t->xlock);
-    rc = t->nx ? PMPI_Testall(t->nx, t->xreq, done, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    if (!t->nx)
-        *done = 1;
+    rc = MPI_SUCCESS;
+    while (t->xdone_upto < t->nx) {
+        int flag = 0;
+        if ((rc = PMPI_Test(&t->xreq[t->xdone_upto], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || !flag)
+            break;
+        t->xdone_upto++;
+    }
+    *done = rc == MPI_SUCCESS && t->xdone_upto == t->nx;
     pthread_mutex_unlock(&t->xlock);
-    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Testall of timer runs");
+    return rc == MPI_SUCCESS ? rc : pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of timer runs");
 }
 
 /* MPICH's shared-memory path holds an eager message back when the
@@ -280,14 +293,15 @@ int pt_mpi_send_drain(pt_request *req)
     if (pthread_mutex_trylock(&t->xlock) != 0)
         return 0;
     int moved = 0, out = 0;
-    for (int i = 0; i < DRAIN_TESTS && t->nx; i++) {
-        if (PMPI_Testsome(t->nx, t->xreq, &out, t->xdone, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+    for (int i = 0; i < DRAIN_TESTS && t->xdone_upto < t->nx; i++) {
+        if (PMPI_Testsome(t->nx - t->xdone_upto, t->xreq + t->xdone_upto, &out, t->xdone, MPI_STATUSES_IGNORE) !=
+            MPI_SUCCESS)
             out = MPI_UNDEFINED; /* the application's wait reports it */
         if (out == MPI_UNDEFINED || out == 0)
             break;
         moved += out;
     }
-    int done = !t->nx || out == MPI_UNDEFINED;
+    int done = t->xdone_upto == t->nx || out == MPI_UNDEFINED;
     pthread_mutex_unlock(&t->xlock);
     return done ? 1 : moved ? 0 : -1;
 }
