@@ -126,20 +126,25 @@ int pt_recv_focus_of(const pt_request *req, int p, pt_recv_focus *focus)
         else
             b = m;
     }
+    focus->part = p;
     focus->lo = focus->hi = a;
     while (focus->hi + 1 < r->ntrans && r->plo[focus->hi + 1] <= p)
         focus->hi++;
-    /* The sender partitions holding p's bytes (p's bytes that come at all). */
+    return 1;
+}
+
+void pt_recv_sender_span(const pt_request *req, int p, int *first, int *end)
+{
+    const pt_recv_side *r = &req->u.r;
     size_t sbytes = (size_t)r->hs[PT_HS_PART_BYTES], rbytes = req->part_bytes;
     size_t x = (size_t)p * rbytes, y = x + rbytes < r->sent_bytes ? x + rbytes : r->sent_bytes;
-    focus->sfirst = focus->send = 0;
+    *first = *end = 0;
     if (sbytes > 0 && x < y) {
-        focus->sfirst = (int)(x / sbytes);
-        focus->send = (int)((y - 1) / sbytes) + 1;
-        if (focus->send > r->sparts)
-            focus->send = r->sparts;
+        *first = (int)(x / sbytes);
+        *end = (int)((y - 1) / sbytes) + 1;
+        if (*end > r->sparts)
+            *end = r->sparts;
     }
-    return 1;
 }
 
 void pt_recv_plan_free(pt_request *req)

@@ -298,6 +298,9 @@ int pt_recv_past_data(const pt_request *req, int p);
  * to have the transport look at first-hand; 0 when nothing can (the plan is
  * not built, or the round's data no longer flows). */
 int pt_recv_focus_of(const pt_request *req, int p, struct pt_recv_focus *focus);
+/* The sender partitions [*first, *end) holding receive partition p's bytes
+ * (those that come at all; empty when none do). */
+void pt_recv_sender_span(const pt_request *req, int p, int *first, int *end);
 
 /* The progress lock is taken only when MPI calls may overlap. A serial
  * request's calls never do (the application serialises them, and a progress

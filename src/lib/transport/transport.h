@@ -24,12 +24,12 @@ typedef struct pt_run {
     int first, count;
 } pt_run;
 
-/* What carries the receive partition an MPI_Parrived asks about (the
- * request layer's pt_recv_focus_of): transport messages lo..hi, and sender
- * partitions [sfirst, send) (those a split group sends in runs or alone;
- * empty when the partition holds no bytes). */
+/* The receive partition an MPI_Parrived asks about, and the transport
+ * messages lo..hi that carry it (the request layer's pt_recv_focus_of; the
+ * sender partitions holding its bytes, which a split group sends in runs or
+ * alone: pt_recv_sender_span). */
 typedef struct pt_recv_focus {
-    int lo, hi, sfirst, send;
+    int part, lo, hi;
 } pt_recv_focus;
 
 /* send_runs flags. */

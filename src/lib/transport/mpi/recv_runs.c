@@ -175,6 +175,42 @@ static void late_in(pt_request *req, int k)
         pt_recv_parts_in(req, pt_plan_group_of(req->u.r.sparts, req->u.r.ntrans, p), p, 1);
 }
 
+/* The late receives past the cursor of the partition an MPI_Parrived asks
+ * about (its sender partitions'), as the messages of its partition are
+ * (recv.c, test_range). Under a laggard whose partitions are scattered
+ * (every fourth, in a group announced ahead, so that every partition comes
+ * alone) the cursor waits at the first late one all round, and the others
+ * were found only by the rotating window: each once in nlate / LATE_WINDOW
+ * polls. Over MPICH's shared memory that was not only late news: in some
+ * launches the round's pieces moved only as fast as the receiver's tests
+ * ran MPI's progress, and 1 MiB in 64 partitions had its last partition in
+ * 30-290 us after the last mark where `none`'s, whose polls test their own
+ * partition's messages, took 5-60 (10 interleaved launches: timer over
+ * `none` 0.74 [0.13-1.02] before, 1.04 [0.81-1.58] after; 64 KiB in 512
+ * partitions, 6 launches: 1.15 [1.01-1.38] before, 1.73 [1.45-1.90] after). */
+static int test_focus(pt_request *req, const pt_recv_focus *focus)
+{
+    pt_mpi_recv *r = state(req);
+    int first, end;
+    pt_recv_sender_span(req, focus->part, &first, &end);
+    for (int sp = first; sp < end; sp++) {
+        if (r->sstate[sp] != PT_SP_LATE || !r->lleft[sp])
+            continue;
+        for (int k = r->lfirst[sp]; k < r->lfirst[sp] + r->late_pieces; k++) {
+            if (k <= r->late_done || r->lreq[k] == MPI_REQUEST_NULL)
+                continue; /* the cursor's own was just tested */
+            int flag = 0, rc = PMPI_Test(&r->lreq[k], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a late timer partition");
+            if (flag) {
+                late_in(req, k);
+                r->late_early++;
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* The late receives mostly complete in the order they were posted: the
  * sender sends a split group's partitions alone as they are marked, and a
  * laggard marks them in order. So they are tested in order from the cursor,
@@ -190,8 +226,6 @@ static void late_in(pt_request *req, int k)
  * past the cursor has been found (late_early counts them), no window is
  * tested: in 2 partitions under a laggard, the early one found, every poll
  * for the late one made an MPI call on null requests alone. */
-static int test_focus(pt_request *req, const pt_recv_focus *focus);
-
 static int test_late(pt_request *req, const pt_recv_focus *focus)
 {
     pt_mpi_recv *r = state(req);
@@ -227,40 +261,6 @@ static int test_late(pt_request *req, const pt_recv_focus *focus)
     for (int k = 0; out != MPI_UNDEFINED && k < out; k++) {
         late_in(req, lo + r->lidx[k]);
         r->late_early++;
-    }
-    return MPI_SUCCESS;
-}
-
-/* The late receives past the cursor of the partition an MPI_Parrived asks
- * about (its sender partitions'), as the messages of its partition are
- * (recv.c, test_range). Under a laggard whose partitions are scattered
- * (every fourth, in a group announced ahead, so that every partition comes
- * alone) the cursor waits at the first late one all round, and the others
- * were found only by the rotating window: each once in nlate / LATE_WINDOW
- * polls. Over MPICH's shared memory that was not only late news: in some
- * launches the round's pieces moved only as fast as the receiver's tests
- * ran MPI's progress, and 1 MiB in 64 partitions had its last partition in
- * 30-290 us after the last mark where `none`'s, whose polls test their own
- * partition's messages, took 5-60 (10 interleaved launches: timer over
- * `none` 0.74 [0.13-1.02] before, 1.04 [0.81-1.58] after; 64 KiB in 512
- * partitions, 6 launches: 1.15 [1.01-1.38] before, 1.73 [1.45-1.90] after). */
-static int test_focus(pt_request *req, const pt_recv_focus *focus)
-{
-    pt_mpi_recv *r = state(req);
-    for (int sp = focus->sfirst; sp < focus->send; sp++) {
-        if (r->sstate[sp] != PT_SP_LATE || !r->lleft[sp])
-            continue;
-        for (int k = r->lfirst[sp]; k < r->lfirst[sp] + r->late_pieces; k++) {
-            if (k <= r->late_done || r->lreq[k] == MPI_REQUEST_NULL)
-                continue; /* the cursor's own was just tested */
-            int flag = 0, rc = PMPI_Test(&r->lreq[k], &flag, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS)
-                return pt_fail_mpi(req->comm, rc, pt_call_name(), "MPI_Test of a late timer partition");
-            if (flag) {
-                late_in(req, k);
-                r->late_early++;
-            }
-        }
     }
     return MPI_SUCCESS;
 }
