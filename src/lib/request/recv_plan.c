@@ -246,10 +246,10 @@ static void run_in(pt_request *req, int first, int count)
     for (size_t p = a / rbytes; p <= (b - 1) / rbytes && p < (size_t)req->partitions; p++) {
         if (atomic_load_explicit(&r->arrived[p], memory_order_relaxed))
             continue;
-        size_t x = p * rbytes, y = x + rbytes < r->sent_bytes ? x + rbytes : r->sent_bytes;
-        int covered = 1;
-        for (size_t sp = x / sbytes; covered && sp <= (y - 1) / sbytes; sp++)
-            covered = r->sin[sp] || r->tdone[pt_plan_group_of(r->sparts, r->ntrans, (int)sp)];
+        int covered = 1, sfirst, send;
+        pt_recv_sender_span(req, (int)p, &sfirst, &send);
+        for (int sp = sfirst; covered && sp < send; sp++)
+            covered = r->sin[sp] || r->tdone[pt_plan_group_of(r->sparts, r->ntrans, sp)];
         if (covered)
             partition_in(req, (int)p);
     }
