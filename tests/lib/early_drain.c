@@ -98,11 +98,11 @@ static int recv_round(MPI_Request req, unsigned char *buf, size_t part_bytes, in
     int last_sweep = -1, left = parts;
     *sweeps = 0;
     if (first_hand && round > 0) {
-        int missed = first_hand_misses(req, parts, in);
+        int missed = first_hand_misses(req, parts, in), early = parts - (parts + 3) / 4; /* late(p): every fourth */
         printf("early_drain: round %d: %d early partitions not reported when asked\n", round, missed);
         CHECK(missed == 0, "round %d: %d of %d early partitions, in and asked about, were not reported", round,
-              missed, parts - (parts + 3) / 4);
-        left -= parts - (parts + 3) / 4 - missed;
+              missed, early);
+        left -= early - missed;
     }
     for (int sweep = 0; left > 0; sweep++)
         for (int p = 0; p < parts; p++) {
