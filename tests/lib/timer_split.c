@@ -12,8 +12,9 @@
  * too small for a split to pay is split all the same, by the progress
  * thread alone: 1 KiB in 64 partitions, the sender asleep 5 ms (no MPI
  * call) after marking half of them, 12 rounds; some round must have sent
- * runs before the rest was marked (the thread looks at least once a
- * millisecond, and after a split a round's first mark wakes it).
+ * runs before the rest was marked (a round that wakes no thread sends the
+ * stalled group whole, and its 5 ms of marking make the next round wake
+ * the thread at its first mark).
  * With the argument `late`: a group that begins late, after a laggard, is
  * split at its first mark: 8 KiB in 8 partitions as 2 groups, delta 0; each
  * round marks the second group whole, then (late rounds) sleeps 1 ms with no

@@ -133,8 +133,11 @@ void pt_flush_start(pt_request *req)
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
     atomic_store_explicit(&s->last_issue_ticks, 0, memory_order_relaxed);
-    if (s->split)
-        pt_timer_disarm(req); /* an arming that raced with the last round's last split */
+    /* An arming that raced with the last round's last split; looked at
+     * first, as the disarming is an atomic exchange (a missed one leaves the
+     * request armed until a poll finds nothing begun, which disarms it). */
+    if (s->split && atomic_load_explicit(&s->armed, memory_order_relaxed))
+        pt_timer_disarm(req);
     atomic_store_explicit(&s->open_groups, s->ntrans, memory_order_relaxed);
     if (s->split)
         pt_timer_round_ahead(req);

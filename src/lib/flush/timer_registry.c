@@ -74,6 +74,8 @@ void pt_timer_disarm(struct pt_request *req)
 
 void pt_timer_begun(struct pt_request *req)
 {
+    if (req->u.s.unarmed_round)
+        return;
     /* Pairs with the fence in unwatch(): either that poll's second look saw
      * this mark, or this load sees the disarming and arms again. Serial
      * requests have no progress thread (it needs MPI_THREAD_MULTIPLE). */
@@ -87,6 +89,8 @@ void pt_timer_begun(struct pt_request *req)
  * neither can be overdue any more. */
 void pt_timer_group_closed(struct pt_request *req)
 {
+    if (req->u.s.unarmed_round)
+        return; /* nothing was armed */
     if (pt_fetch_add(&req->u.s.open_groups, -1, req->serial) == 1)
         pt_timer_disarm(req);
 }

@@ -8,7 +8,9 @@
  * disarms it, so the progress thread sleeps until the next group is begun
  * instead of polling a request that can have nothing overdue (a round whose
  * prompt groups have gone whole while the rest wait for a late thread's
- * first mark). */
+ * first mark). A round of a group that only the progress thread splits, in
+ * which that thread is not woken, arms nothing (timer_flush.c:
+ * pt_timer_round_reset). */
 #ifndef PARTITA_TIMER_REGISTRY_H
 #define PARTITA_TIMER_REGISTRY_H
 

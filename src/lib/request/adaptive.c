@@ -838,7 +838,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 PUT("each later one at its mark");
             if (ss->thread_only)
                 PUT(" (groups this small only by the progress thread, which a round wakes only after one that split "
-                    "a stalled group or whose marking took %.1f us or more; else it finds one within 1 ms)",
+                    "a stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     (double)pt_timer_late_begin_ns(req) / 1e3);
             if (ss->lone_waits) {
                 PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its "
