@@ -12,7 +12,7 @@ ratio to it, and `perceived_bw` is divided by that launch's single-send bandwidt
 
 Launches of different implementations still differ by the launch's mode, so the library
 suite also runs partita-adapt-bench (benchmark "side-by-side"): every policy in one process,
-round by round in a shuffled order, each launch's result holding every implementation. There a
+round by round in a balanced order, each launch's result holding every implementation. There a
 comparison is made inside one launch, on the median time per round: t_part (first mark to last
 arrival) with no late partition, t_last (last mark to last arrival) under its laggard; and there
 adaptive is also compared by t_late (the first mark after the laggard's pause to the last

@@ -4,7 +4,8 @@
  * MPICH's shared-memory eager path runs in a fast or a slow mode per launch,
  * so layouts measured in different launches are not comparable: here every
  * implementation runs in the same process, round by round in turn (each
- * round in a shuffled order both ranks derive), so each launch's best
+ * round in an order both ranks derive, balanced so that every implementation
+ * follows every other one equally often: harness/order.h), so each launch's best
  * layout is known and the adaptive policy is compared with it. Implementations: `native` (the MPI library's own
  * MPI_Psend_init), `single` (one MPI_Isend of the whole buffer at the last
  * mark), and libpartita through its Partita_* calls with a policy per request
@@ -57,6 +58,7 @@
 #include "clock.h"
 #include "compute.h"
 #include "options.h"
+#include "order.h"
 #include "partita/partita.h"
 
 #define MAX_IMPLS 16
@@ -76,7 +78,7 @@ enum { NATIVE, SINGLE, PARTITA };
 static const char USAGE[] =
     "usage: mpiexec -n 2 partita-adapt-bench [options]\n"
     "libpartita's policies and layouts, the MPI library's own partitioned calls and one\n"
-    "MPI_Isend side by side in one launch, round by round in a shuffled order.\n"
+    "MPI_Isend side by side in one launch, round by round in a carry-over balanced order.\n"
     "  -m MIN:MAX      message sizes, powers of two up to 256M, K/M/G suffixes (default 4K:4M)\n"
     "  -f FACTOR       size step, a power of two in [2, 1024] (default 2)\n"
     "  -p P,P,...      partition counts, at most 16 in [1, 65536] (default 1,8,64,512)\n"
@@ -91,7 +93,8 @@ static const char USAGE[] =
     "  -S K            with -L, the laggard's partitions are every K-th (0, K, 2K, ...), K in\n"
     "                  [2, 65536], as partita-p2p's K threads marking round-robin with thread 0\n"
     "                  late; the others are marked first, in order\n"
-    "  -l LAUNCH       a launch number, written in the output\n"
+    "  -l LAUNCH       a launch number, written in the output; it also relabels the\n"
+    "                  implementations in the rounds' order (which follows which)\n"
     "  --format json --output FILE   also write a partita.result/1 document to FILE\n"
     "  --format lines  only the JSON lines on stdout (the default)\n"
     "  -h, --help      this text\n"
@@ -491,22 +494,17 @@ static void run_case(const opts *o, size_t bytes, int parts, int rank, char *buf
             MPI_Info_free(&info);
         }
     }
-    /* Each round runs the implementations in its own order, a shuffle both
-     * ranks derive from the round number: which one follows which matters
-     * (at 4 KiB, a one-message round right after a 16-message one measured up
-     * to 20% slower), so no implementation keeps one predecessor. */
-    int order[MAX_IMPLS];
+    /* Each round runs the implementations in its own order, which both ranks
+     * derive: rows of a carry-over balanced design (harness/order.h), the
+     * measured rounds starting at its first row, so that over each period of
+     * rows every implementation follows every other one equally often; the
+     * launch number (-l) relabels the implementations. */
+    int order[MAX_IMPLS], label[MAX_IMPLS];
+    pt_order_labels((uint64_t)o->launch, n, label);
     for (int r = 0; r < total; r++) {
-        uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1);
-        for (int i = 0; i < n; i++)
-            order[i] = i;
-        for (int i = n - 1; i > 0; i--) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            int j = (int)((x >> 33) % (uint64_t)(i + 1)), t = order[i];
-            order[i] = order[j], order[j] = t;
-        }
+        pt_order_row((int64_t)r - o->warmup, n, order);
         for (int i = 0; i < n; i++) {
-            int k = order[i];
+            int k = label[order[i]];
             stamps[(size_t)k * total + r] =
                 round_once(&o->impls[k], &req[k], buf, bytes, parts, rank, &o->lag, seen,
                            &mk[(size_t)k * total + r]);

@@ -42,12 +42,7 @@ static void build_random(mech_schedule *s, uint64_t seed, uint64_t round)
     build_ltr(s);
     pt_rng rng;
     pt_rng_seed(&rng, seed, 0, round);
-    for (int i = s->P - 1; i > 0; i--) {
-        int j = (int)pt_rng_below(&rng, (uint64_t)i + 1);
-        int tmp = s->seq[i];
-        s->seq[i] = s->seq[j];
-        s->seq[j] = tmp;
-    }
+    pt_rng_shuffle(&rng, s->seq, s->P);
 }
 
 static void build_neighborhood(mech_schedule *s)

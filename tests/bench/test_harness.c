@@ -1,5 +1,6 @@
 /* Unit tests of the benchmark harness: statistics, noise models, reproducibility,
- * option parsing and the p2p metric arithmetic. No MPI needed. */
+ * option parsing, the side-by-side round orders and the p2p metric arithmetic.
+ * No MPI needed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "harness/compute.h"
 #include "harness/options.h"
+#include "harness/order.h"
 #include "harness/rng.h"
 #include "harness/stats.h"
 #include "p2p_metrics.h"
@@ -159,6 +161,54 @@ static void test_reproducibility(void)
         CHECK(pt_rng_next(&r1) == pt_rng_next(&r2), "rng streams differ");
 }
 
+/* Whether a[0..n-1] is a permutation of 0..n-1. */
+static int is_permutation(const int *a, int n)
+{
+    int seen[16] = { 0 };
+    for (int i = 0; i < n; i++) {
+        if (a[i] < 0 || a[i] >= n || seen[a[i]])
+            return 0;
+        seen[a[i]] = 1;
+    }
+    return 1;
+}
+
+/* Over one period of rows every item follows every other one equally often
+ * and comes first equally often (a shuffle drawn per round did neither); rows
+ * repeat with the period, negative rows too; labels are a permutation that
+ * the seed changes. */
+static void test_round_orders(void)
+{
+    for (int n = 1; n <= 9; n++) {
+        int period = pt_order_period(n), order[16], again[16];
+        int follows[16][16] = { { 0 } }, first[16] = { 0 };
+        CHECK(period == (n % 2 ? 2 * n : n), "n=%d: period %d", n, period);
+        for (int row = 0; row < period; row++) {
+            pt_order_row(row, n, order);
+            CHECK(is_permutation(order, n), "n=%d row %d: not a permutation", n, row);
+            first[order[0]]++;
+            for (int j = 0; j + 1 < n; j++)
+                follows[order[j]][order[j + 1]]++;
+            pt_order_row(row - 3 * period, n, again);
+            CHECK(!memcmp(order, again, (size_t)n * sizeof *order), "n=%d row %d: not periodic", n, row);
+        }
+        for (int a = 0; a < n; a++) {
+            CHECK(first[a] == period / n, "n=%d: item %d first in %d rows of %d", n, a, first[a], period);
+            for (int b = 0; b < n; b++)
+                if (a != b)
+                    CHECK(follows[a][b] == period / n, "n=%d: %d then %d in %d rows of %d", n, a, b, follows[a][b],
+                          period);
+        }
+    }
+    int l0[8], l1[8], l0b[8];
+    pt_order_labels(0, 8, l0);
+    pt_order_labels(1, 8, l1);
+    pt_order_labels(0, 8, l0b);
+    CHECK(is_permutation(l0, 8) && is_permutation(l1, 8), "labels are not a permutation");
+    CHECK(!memcmp(l0, l0b, sizeof l0), "labels not reproducible");
+    CHECK(memcmp(l0, l1, sizeof l0), "the seed does not change the labels");
+}
+
 static void test_options(void)
 {
     char err[256];
@@ -250,6 +300,7 @@ int main(void)
     test_noise_distributions();
     test_reproducibility();
     test_options();
+    test_round_orders();
     test_p2p_metrics();
     if (failures) {
         printf("%d check(s) failed\n", failures);

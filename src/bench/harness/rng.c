@@ -52,3 +52,11 @@ double pt_rng_normal(pt_rng *r)
 }
 
 uint64_t pt_rng_below(pt_rng *r, uint64_t n) { return n ? (uint64_t)(pt_rng_uniform(r) * (double)n) : 0; }
+
+void pt_rng_shuffle(pt_rng *r, int *a, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)pt_rng_below(r, (uint64_t)i + 1), t = a[i];
+        a[i] = a[j], a[j] = t;
+    }
+}

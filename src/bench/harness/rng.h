@@ -16,5 +16,7 @@ double pt_rng_uniform(pt_rng *r);
 double pt_rng_normal(pt_rng *r);
 /* Uniform integer in [0, n). */
 uint64_t pt_rng_below(pt_rng *r, uint64_t n);
+/* Fisher-Yates: a[0..n-1] in an order drawn from r. */
+void pt_rng_shuffle(pt_rng *r, int *a, int n);
 
 #endif
