@@ -142,7 +142,10 @@ static double lag_pause_us(const pta_state *st)
 
 void pta_add_round(pta_state *st, int cand, double us, double after_us, double pause_us)
 {
-    if (cand < 0 || cand >= st->ncand || !isfinite(us))
+    /* A round cannot cost less than nothing: a negative one is stamps that
+     * raced (a flush sent the last partition while the thread that marked it
+     * was descheduled before its hand-over's stamp), not a measurement. */
+    if (cand < 0 || cand >= st->ncand || !isfinite(us) || us < 0)
         return;
     /* the three rings share the sample ring's position and count */
     st->after[cand][st->next[cand]] = isfinite(after_us) && after_us >= 0 ? after_us : NAN;
@@ -179,18 +182,22 @@ static int within(const pta_state *st, double (*value)(const pta_state *, int), 
 static int least(const pta_state *st, double (*value)(const pta_state *, int), const int *among, double *best)
 {
     *best = INFINITY;
+    int argmin = -1;
     for (int c = 0; c < st->ncand; c++)
-        if (!among || among[c])
-            *best = fmin(*best, value(st, c));
-    if (!isfinite(*best))
+        if ((!among || among[c]) && value(st, c) < *best)
+            *best = value(st, c), argmin = c;
+    if (argmin < 0)
         return -1;
-    double tied = *best * (1 + st->tie) + st->tie_floor_us + 1e-9;
+    /* The margin is added to the magnitude: a value below zero (none is
+     * kept now: pta_add_round) made the tied bound lower than the least
+     * itself, and the search below walked past the candidates. */
+    double tied = *best + fabs(*best) * st->tie + st->tie_floor_us + 1e-9;
     if ((!among || among[st->prefer]) && value(st, st->prefer) <= tied)
         return st->prefer;
-    int pick = 0;
-    while ((among && !among[pick]) || !(value(st, pick) <= tied))
-        pick++;
-    return pick;
+    for (int c = 0; c < argmin; c++)
+        if ((!among || among[c]) && value(st, c) <= tied)
+            return c;
+    return argmin;
 }
 
 /* The best candidate by its typical cost (ties within the tie margin to the
