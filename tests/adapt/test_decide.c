@@ -126,10 +126,10 @@ static void test_converges_to_cheapest(void)
  * while the thread that marked it waited for a core before its hand-over's
  * stamp) is not kept. Kept, it made a typical cost below zero, the tie bound
  * fell below the least cost, and the search for the chosen candidate walked
- * past the candidates into memory it then read as sample counts; this test
- * ended in a segmentation fault, in ring_quantile writing past its stack
- * array, where partita-p2p under `adaptive` crashed in one launch of the
- * library suite's laggard threads. */
+ * past the candidates into memory it then read as sample counts: this test
+ * ended in a segmentation fault before the fix. partita-p2p under
+ * `adaptive` crashed in one launch of the library suite's laggard threads
+ * with a write past the stack in ring_quantile, where such a count leads. */
 static void test_negative_rounds_are_not_kept(void)
 {
     pta_state st;

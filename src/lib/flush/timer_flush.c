@@ -137,9 +137,9 @@ void pt_timer_round_reset(pt_request *req)
     /* A group that only the progress thread splits, in a round that does not
      * wake it, would be found only by the thread's idle look, at most once a
      * millisecond: the arming and disarming that let that look see it (a
-     * fence and five atomic read-modify-writes a round) cost the timer 2-3%
-     * against `model` at 1-4 KiB in 2-8 partitions with the thread and no
-     * late partition. Not armed, such a round sends a stalled group whole
+     * fence and five atomic read-modify-writes a round) cost the timer
+     * 1.5-4% against `model` at 1-4 KiB in 2-8 partitions with the thread
+     * and no late partition (10 interleaved launches). Not armed, such a round sends a stalled group whole
      * when its laggard comes, as `model` does; its marking then spans the
      * late-begin pause, so the next round is watched (update_watch) and
      * split. */
