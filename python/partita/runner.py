@@ -42,6 +42,14 @@ def launch_order(suite: Suite, impls_override: list[str] | None = None,
     return jobs
 
 
+def launch_args(args: list[str], launch: int) -> list[str]:
+    """A run's arguments for one of its launches: "{launch}" becomes the launch number (1, 2, ...),
+    e.g. partita-adapt-bench's -l, which relabels its implementations in the rounds' order so that
+    the launches do not share one order. The manifest keeps the arguments as written, which is how
+    the summary knows the launches for one run (report/data.py: run_key); the command shows these."""
+    return [a.replace("{launch}", str(launch)) for a in args]
+
+
 # Progress lines estimate the remaining time once it is at least this long (long suites only).
 ETA_MIN_S = 20.0
 
@@ -106,7 +114,8 @@ def run_suite(suite: Suite, build: BuildInfo, out: Path, np_override: int | None
             impl_env(build, impl)  # checks the implementation is available
             if impl in unknown:
                 raise LaunchError(unknown[impl])
-            o = run_program(build, spec.program, spec.args, np=np, impl=impl, env=spec.env, timeout=spec.timeout,
+            o = run_program(build, spec.program, launch_args(spec.args, launch), np=np, impl=impl, env=spec.env,
+                            timeout=spec.timeout,
                             launcher=launcher, json_out=out / f"{base}.json", drop=dropped)
         except LaunchError as e:
             entry.update(status="unavailable", reason=str(e), duration_s=0.0)

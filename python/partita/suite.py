@@ -5,7 +5,7 @@
     [[run]]
     name = "p2p"                  # unique within the suite
     program = "partita-p2p"
-    args = ["-m", "1K:1M"]
+    args = ["-m", "1K:1M"]        # "{launch}" in an entry becomes the launch number (1, 2, ...)
     np = 2                        # optional
     impl = ["native", "partita:timer"]   # optional, default ["native"]
     timeout = 120                 # seconds, optional (default 600)

@@ -242,6 +242,43 @@ def test_an_interrupted_run_keeps_the_launches_that_finished(tmp_path, monkeypat
     assert p.returncode == 0 and "# verdict of" in p.stdout, p.stderr
 
 
+def test_each_launch_gets_its_number_where_the_suite_asks(tmp_path, monkeypatch):
+    """partita-adapt-bench's -l relabels its implementations in the rounds' order: every launch of the
+    library suite ran it with none (-l 0), so all five shared one order. "{launch}" in a run's args is
+    the launch number in the command; the manifest keeps the args as written, which is how the summary
+    pools the launches of one run."""
+    from partita import runner
+    from partita.launch import BuildInfo, RunOutcome
+    from partita.results import load_run_dir
+    from report_helpers import p2p
+
+    suite = parse_suite({"run": [{"name": "p2p", "program": "partita-p2p", "repeat": 3,
+                                  "args": ["-i", "5", "-l", "{launch}"]}]}, "t", "t.toml")
+    commands = []
+
+    def fake_run_program(build, program, args, json_out=None, **kw):
+        commands.append(list(args))
+        json_out.write_text(json.dumps(p2p()))
+        return RunOutcome([program, *args], {}, 0, "", "", p2p())
+
+    monkeypatch.setattr(runner, "run_program", fake_run_program)
+    monkeypatch.setattr(runner, "impl_env", lambda build, impl: {})
+    build = BuildInfo(tmp_path, tmp_path, tmp_path, "mpiexec", "-n", "mpich", True)
+    runner.run_suite(suite, build, tmp_path, log=open(tmp_path / "progress.txt", "w"))
+    assert commands == [["-i", "5", "-l", str(k)] for k in (1, 2, 3)]
+    manifest = load_run_dir(tmp_path)
+    assert [r["args"] for r in manifest["runs"]] == [["-i", "5", "-l", "{launch}"]] * 3
+    assert [r["command"][-1] for r in manifest["runs"]] == ["1", "2", "3"]
+
+
+def test_the_side_by_side_runs_number_their_launches():
+    """Every partita-adapt-bench run of a built-in suite passes its launch number as -l."""
+    for name in builtin_suites():
+        for run in load_suite(name).runs:
+            if run.program == "partita-adapt-bench":
+                assert "-l" in run.args and run.args[run.args.index("-l") + 1] == "{launch}", (name, run.name)
+
+
 def test_python_dash_m_partita_runs_the_command():
     """`python -m partita` ended with "No module named partita.__main__"."""
     p = subprocess.run([sys.executable, "-m", "partita", "--help"], capture_output=True, text=True, timeout=120)
