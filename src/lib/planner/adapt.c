@@ -183,9 +183,11 @@ static int least(const pta_state *st, double (*value)(const pta_state *, int), c
 {
     *best = INFINITY;
     int argmin = -1;
-    for (int c = 0; c < st->ncand; c++)
-        if ((!among || among[c]) && value(st, c) < *best)
-            *best = value(st, c), argmin = c;
+    for (int c = 0; c < st->ncand; c++) {
+        double v = !among || among[c] ? value(st, c) : INFINITY; /* a quantile: computed once */
+        if (v < *best)
+            *best = v, argmin = c;
+    }
     if (argmin < 0)
         return -1;
     /* The margin is added to the magnitude: a value below zero (none is
