@@ -14,7 +14,11 @@
  * call) after marking half of them, 12 rounds; some round must have sent
  * runs before the rest was marked (a round that wakes no thread sends the
  * stalled group whole, and its 5 ms of marking make the next round wake
- * the thread at its first mark).
+ * the thread at its first mark). With `thread-quick`, 40 rounds marked back
+ * to back come first, then a round whose marks of a partition already
+ * marked (MPI_Pready, _range, _list) must be refused: the rounds after
+ * quick ones skip the partition states (a plain round), and the stalled
+ * rounds after must still be found.
  * With the argument `late`: a group that begins late, after a laggard, is
  * split at its first mark: 8 KiB in 8 partitions as 2 groups, delta 0; each
  * round marks the second group whole, then (late rounds) sleeps 1 ms with no
@@ -110,9 +114,47 @@ static int paused_round(int rank, MPI_Request *req, unsigned char *buf, size_t t
     return runs;
 }
 
+/* Whether call returned MPI_ERR_ARG with a message that holds `says`. */
+static void expect_arg_error(int rc, const char *what, const char *says)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, msg, &len);
+    CHECK(cls == MPI_ERR_ARG && strstr(msg, says), "%s: error class %d (want MPI_ERR_ARG), message '%s'", what, cls,
+          msg);
+}
+
+/* A round after many quick ones (a plain round, flush/marking.c: no partition
+ * states): a partition marked twice, a range and a list over it are still
+ * refused, and mark nothing; the round then completes with every byte. */
+static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, size_t total, int parts, int tag)
+{
+    if (rank == 0) {
+        ptest_fill(buf, total, tag);
+        OK(MPI_Start(req));
+        OK(MPI_Pready(0, *req));
+        expect_arg_error(MPI_Pready(0, *req), "MPI_Pready of a marked partition", "already marked");
+        expect_arg_error(MPI_Pready_range(0, 1, *req), "MPI_Pready_range over a marked partition", "partition 0");
+        int list[2] = { 1, 0 };
+        expect_arg_error(MPI_Pready_list(2, list, *req), "MPI_Pready_list with a marked entry", "entry 1 of 2");
+        for (int p = 1; p < parts; p++) /* partition 1 too: neither the range nor the list marked it */
+            OK(MPI_Pready(p, *req));
+    } else {
+        memset(buf, 0, total);
+        OK(MPI_Start(req));
+    }
+    OK(MPI_Wait(req, MPI_STATUS_IGNORE));
+    if (rank == 1)
+        ptest_check_bytes(buf, total, tag, "timer, a plain round with refused marks");
+}
+
 /* The `thread` mode: rounds of 1 KiB in 64 partitions stalled 5 ms by a
- * sleep; returns the rounds that sent runs early (rank 0). */
-static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
+ * sleep; returns the rounds that sent runs early (rank 0). With `quick`,
+ * that many rounds marked back to back come first (the rounds after them are
+ * plain until a stall is measured), then a round of refused marks. */
+static int thread_rounds(int rank, unsigned char *buf, int quick, char *why, int why_len)
 {
     const int parts = 64, rounds = 12;
     const size_t total = 1024;
@@ -124,6 +166,12 @@ static int thread_rounds(int rank, unsigned char *buf, char *why, int why_len)
     ptest_pair_request(rank, buf, parts, (int)(total / parts), MPI_BYTE, 40, info, &req);
     if (rank == 0)
         OK(Partita_Request_why(req, why, why_len));
+    if (quick) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        for (int round = 0; round < quick; round++)
+            paused_round(rank, &req, buf, total, parts, 40, 0, 0, "timer, quick rounds", NULL);
+        plain_round_errors(rank, &req, buf, total, parts, 41);
+    }
     for (int round = 0; round < rounds; round++)
         split_rounds += paused_round(rank, &req, buf, total, parts, 40 + round, 5000000, 0,
                                      "timer, split by the progress thread", NULL) > 0;
@@ -296,11 +344,13 @@ int main(int argc, char **argv)
         ptest_builtin_loggp_remove(path);
         return ptest_finish("timer_split");
     }
-    if (argc > 1 && !strcmp(argv[1], "thread")) {
+    if (argc > 1 && (!strcmp(argv[1], "thread") || !strcmp(argv[1], "thread-quick"))) {
         char why[512] = "";
-        int split_rounds = thread_rounds(rank, buf, why, sizeof why);
+        int quick = strcmp(argv[1], "thread") ? 40 : 0;
+        int split_rounds = thread_rounds(rank, buf, quick, why, sizeof why);
         if (rank == 0) {
-            CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep: no round of 12 sent runs early");
+            CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep after %d quick rounds: no round of 12 "
+                  "sent runs early", quick);
             CHECK(strstr(why, "is split") && strstr(why, "only by the progress thread"), "why says '%s'", why);
             /* the model's delta for 16-byte partitions is well under 1 us: the floor holds it */
             const char *d = strstr(why, "no new mark for ");

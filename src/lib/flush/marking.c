@@ -119,13 +119,15 @@ void pt_flush_start(pt_request *req)
     else {
         if (s->part)
             memset((void *)s->part, 0, (size_t)req->partitions * sizeof *s->part);
+        s->marks = s->part;
         req->tp_ops->send_start(req);
     }
+    int state = s->marks || !s->split ? PT_GROUP_OPEN : PT_GROUP_WHOLE; /* a plain round: no flush can split */
     for (int c = 0; c < s->nchunks; c++)
         atomic_store_explicit(&s->chunks[c].mask, 0, memory_order_relaxed);
     for (int j = 0; j < s->ntrans; j++) {
         atomic_store_explicit(&s->groups[j].remaining, s->groups[j].nchunks, memory_order_relaxed);
-        atomic_store_explicit(&s->groups[j].state, PT_GROUP_OPEN, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].state, state, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].issued, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_marked, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].flushed_marked, 0, memory_order_relaxed);
@@ -225,7 +227,7 @@ static int issue_group(pt_request *req, int g, int64_t mark_ns)
     int expected = PT_GROUP_OPEN;
     int last = 0;
     int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last, mark_ns) : 0;
-    if (!s->split)
+    if (!s->marks) /* not split, or a plain round */
         rc = req->tp_ops->send_message(req, g);
     else if (pt_compare_exchange(&s->groups[g].state, &expected, PT_GROUP_WHOLE, req->serial)) {
         pt_timer_group_closed(req);
@@ -298,8 +300,8 @@ __attribute__((noinline)) static int mark_shared(pt_request *req, int p, const p
 static int is_marked(const pt_request *req, int p)
 {
     const pt_send_side *s = &req->u.s;
-    if (s->part)
-        return atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE;
+    if (s->marks)
+        return atomic_load_explicit(&s->marks[p], memory_order_relaxed) != PT_PART_IDLE;
     uint32_t v = s->slot[p];
     return (atomic_load_explicit(&s->chunks[v >> 6].mask, memory_order_relaxed) >> (v & 63)) & 1;
 }
@@ -388,6 +390,14 @@ __attribute__((noinline)) static int group_begun(pt_request *req, int g, int p, 
     return MPI_SUCCESS;
 }
 
+/* A plain round's group begun: its marking span is measured all the same
+ * (pt_timer_round_reset says why). */
+__attribute__((noinline)) static int plain_begun(pt_request *req)
+{
+    pt_timer_span_begun(req);
+    return MPI_SUCCESS;
+}
+
 /* Mark one partition: one atomic add on its chunk; the thread that
  * completes a chunk counts it off its group, the one that completes the
  * group sends it. */
@@ -396,17 +406,17 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
     pt_send_side *s = &req->u.s;
     if (p < 0 || p >= req->partitions)
         return bad_partition(req, p, call);
-    if (s->part) {
+    if (s->marks) {
         /* Timer: the state must be READY before the bit is visible, so that
          * whoever completes the group finds every partition claimable. */
-        if (atomic_load_explicit(&s->part[p], memory_order_relaxed) != PT_PART_IDLE)
+        if (atomic_load_explicit(&s->marks[p], memory_order_relaxed) != PT_PART_IDLE)
             return marked_twice(req, p, call);
         if (s->any_alone) {
             int rc = mark_in_ahead_round(req, p, call);
             if (rc != MPI_SUCCESS)
                 return rc;
         } else {
-            atomic_store_explicit(&s->part[p], PT_PART_READY, memory_order_release);
+            atomic_store_explicit(&s->marks[p], PT_PART_READY, memory_order_release);
         }
         if (req->proc_null)
             return MPI_SUCCESS;
@@ -422,8 +432,8 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
     int g = c->group;
     if (before + bit == c->full && group_chunk_done(&s->groups[g], req->serial))
         return issue(req, g, call);
-    if (!s->split)
-        return MPI_SUCCESS;
+    if (!s->marks)
+        return before || !s->split ? MPI_SUCCESS : plain_begun(req);
     /* A group's state is looked at only once a group of the round has split:
      * a load per mark from the group's own cache line cost the timer about
      * 1% against `model` at 64-256 KiB in 512 partitions (interleaved

@@ -97,6 +97,8 @@ typedef struct pt_send_side {
     int nchunks;
     uint32_t *slot;          /* per user partition: chunk << 6 | bit, in the first message it has bytes in */
     atomic_uchar *part;      /* timer and MPI_PROC_NULL only: per user partition, PT_PART_* */
+    atomic_uchar *marks;     /* this round's: part, or NULL in a plain round (a split request's round
+                                run as under `model`: timer_flush.c, pt_timer_round_reset) */
     atomic_int groups_done;  /* groups whose last contributor has issued everything */
     atomic_int armed;        /* timer: a group begun and still open (timer_registry.h) */
     atomic_int undrained;    /* timer: sends handed to the transport early this round, some of
@@ -129,6 +131,7 @@ typedef struct pt_send_side {
     int late_on;                   /* this round's hand-overs are stamped and its groups' beginnings
                                       checked for a late one (timer_flush.c: update_late_watch) */
     int late_rounds;               /* rounds left with late_on set */
+    int span_unseen;               /* a plain round whose span is not measured (PT_PLAIN_SPAN_EVERY) */
     _Atomic int64_t span_from_ticks; /* when this round's first group began (pt_ticks; 0: not yet) */
     atomic_int span;               /* PT_SPAN_*: how long this round's marking took, as its last
                                       hand-over saw it */

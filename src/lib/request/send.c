@@ -19,6 +19,7 @@ int pt_send_init(pt_request *req)
     s->round = -1;
     if (req->proc_null) {
         s->part = calloc((size_t)P, sizeof *s->part); /* only to catch a partition marked twice */
+        s->marks = s->part;
         return s->part ? MPI_SUCCESS
                        : pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for %d partitions' states",
                                  req->partitions);
