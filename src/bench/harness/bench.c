@@ -1,6 +1,7 @@
 #include "bench.h"
 #include "cache.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <omp.h>
@@ -341,7 +342,9 @@ void pt_json_head(pt_json *j, const pt_ctx *ctx, const pt_common *c)
         pt_json_string(j, NULL, ctx->hosts + (size_t)r * MPI_MAX_PROCESSOR_NAME);
     pt_json_array_end(j);
     const char *preload = getenv("LD_PRELOAD");
-    const char *policy = getenv("PARTITA_POLICY");
+    /* Only a process that libpartita runs in has a policy: a native run with
+     * PARTITA_POLICY in its environment was reported as libpartita's. */
+    const char *policy = dlsym(RTLD_DEFAULT, "Partita_Pready") ? getenv("PARTITA_POLICY") : NULL;
     pt_json_string(j, "ld_preload", preload && *preload ? preload : NULL);
     pt_json_string(j, "partita_policy", policy && *policy ? policy : NULL);
     const char *wait = getenv("OMP_WAIT_POLICY");
