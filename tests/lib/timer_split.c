@@ -18,7 +18,8 @@
  * to back come first, then a round whose marks of a partition already
  * marked (MPI_Pready, _range, _list) must be refused: the rounds after
  * quick ones skip the partition states (a plain round), and the stalled
- * rounds after must still be found.
+ * rounds after must still be found; then the same with 256 KiB in 64, a
+ * group a split pays for (its rounds arm nothing once it is not watched).
  * With the argument `late`: a group that begins late, after a laggard, is
  * split at its first mark: 8 KiB in 8 partitions as 2 groups, delta 0; each
  * round marks the second group whole, then (late rounds) sleeps 1 ms with no
@@ -151,13 +152,12 @@ static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, s
 }
 
 /* The `thread` mode: rounds of 1 KiB in 64 partitions stalled 5 ms by a
- * sleep; returns the rounds that sent runs early (rank 0). With `quick`,
+ * sleep (or `total` bytes); returns the rounds that sent runs early (rank 0). With `quick`,
  * that many rounds marked back to back come first (the rounds after them are
  * plain until a stall is measured), then a round of refused marks. */
-static int thread_rounds(int rank, unsigned char *buf, int quick, char *why, int why_len)
+static int thread_rounds(int rank, unsigned char *buf, size_t total, int quick, char *why, int why_len)
 {
     const int parts = 64, rounds = 12;
-    const size_t total = 1024;
     MPI_Info info;
     MPI_Request req;
     MPI_Info_create(&info);
@@ -347,7 +347,15 @@ int main(int argc, char **argv)
     if (argc > 1 && (!strcmp(argv[1], "thread") || !strcmp(argv[1], "thread-quick"))) {
         char why[512] = "";
         int quick = strcmp(argv[1], "thread") ? 40 : 0;
-        int split_rounds = thread_rounds(rank, buf, quick, why, sizeof why);
+        int split_rounds = thread_rounds(rank, buf, 1024, quick, why, sizeof why);
+        if (quick) { /* and a group a split pays for, whose quick rounds arm nothing either */
+            char big_why[1024] = "";
+            int big_splits = thread_rounds(rank, buf, 256 << 10, quick, big_why, sizeof big_why);
+            CHECK(rank != 0 || big_splits >= 1, "256 KiB in 64, stalled 5 ms after %d quick rounds: no round of 12 "
+                  "sent runs early", quick);
+            CHECK(rank != 0 || strstr(big_why, "in the rounds that wake the progress thread"), "why says '%s'",
+                  big_why);
+        }
         if (rank == 0) {
             CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep after %d quick rounds: no round of 12 "
                   "sent runs early", quick);

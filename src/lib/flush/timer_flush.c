@@ -59,10 +59,10 @@ void pt_timer_free(pt_request *req)
  * pt_flush_init; a group split because it began late needs no thread, and
  * letting such splits wake it made a preempted marking thread look late
  * again and again: over the fabric with no late partition, launches at
- * 0.05-0.14 of `model`'s speed at 16-32 KiB in 64 partitions); in the
- * others its groups are still armed, and the thread finds a stalled one when
- * it next looks, within 1 ms (progress_thread.c), splits it, and the rounds
- * after are watched again. Caller holds split_lock. */
+ * 0.05-0.14 of `model`'s speed at 16-32 KiB in 64 partitions); the others
+ * arm nothing (pt_timer_round_reset): a stalled group goes whole when its
+ * laggard comes, and a round whose marking took the late-begin pause makes
+ * the next one watched. Caller holds split_lock. */
 static void update_watch(pt_request *req, int long_round)
 {
     pt_send_side *s = &req->u.s;
@@ -138,16 +138,18 @@ void pt_timer_round_reset(pt_request *req)
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
     update_watch(req, update_late_watch(s));
-    /* A group that only the progress thread splits, in a round that does not
-     * wake it, would be found only by the thread's idle look, at most once a
-     * millisecond: the arming and disarming that let that look see it (a
-     * fence and five atomic read-modify-writes a round) cost the timer
-     * 1.5-4% against `model` at 1-4 KiB in 2-8 partitions with the thread
-     * and no late partition (10 interleaved launches). Not armed, such a round sends a stalled group whole
-     * when its laggard comes, as `model` does; its marking then spans the
-     * late-begin pause, so the next round is watched (update_watch) and
-     * split. */
-    s->unarmed_round = s->thread_only && atomic_load_explicit(&s->watch_rounds, memory_order_relaxed) == 0;
+    /* With the progress thread, a round that does not wake it arms nothing.
+     * Armed, its stalled group would be found by the thread's idle look (at
+     * most once a millisecond) or by a poll of the application's, but the
+     * arming and disarming (a fence and five atomic read-modify-writes a
+     * round) cost the timer 1.5-4% against `model` at 1-4 KiB in 2-8
+     * partitions with the thread and no late partition (10 interleaved
+     * launches), and 1.5-3% at 64-256 KiB in 512 (8). Not armed, such a
+     * round sends a stalled group whole when its laggard comes, as `model`
+     * does; its marking then spans the late-begin pause, so the next round
+     * is watched (update_watch) and split. Without the thread every round is
+     * armed: the application's own polls are all that find a stall. */
+    s->unarmed_round = req->settings.background && atomic_load_explicit(&s->watch_rounds, memory_order_relaxed) == 0;
     /* A plain round: unarmed, and no group can split at its first mark
      * either (the late-begin rule rests, or there is one group, which
      * cannot begin late) nor goes alone (none announced ahead). It runs as

@@ -840,6 +840,10 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 PUT(" (groups this small only by the progress thread, which a round wakes only after one that split "
                     "a stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     (double)pt_timer_late_begin_ns(req) / 1e3);
+            else if (req->settings.background)
+                PUT(" (in the rounds that wake the progress thread: the first %d, and those after one that split a "
+                    "stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
+                    PT_TIMER_WATCH_ROUNDS, (double)pt_timer_late_begin_ns(req) / 1e3);
             if (ss->lone_waits) {
                 PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its "
                     "mark into a receive posted when the round starts", PT_AHEAD_ROUNDS);

@@ -121,8 +121,8 @@ typedef struct pt_send_side {
                                    progress thread (timer_flush.c: pt_timer_round_reset) */
     int thread_only;            /* too small for a split to pay: split only because a progress thread
                                    runs (pt_flush_init) */
-    int unarmed_round;          /* thread_only, and the progress thread is not woken this round: its
-                                   marks neither arm nor disarm (timer_flush.c: pt_timer_round_reset) */
+    int unarmed_round;          /* a progress thread runs and is not woken this round: its marks
+                                   neither arm nor disarm (timer_flush.c: pt_timer_round_reset) */
     int lone_waits;             /* a partition sent alone would wait for a rendezvous handshake
                                    (pt_plan_lone_waits, over a transport whose runs are not cheap):
                                    a split sends the rest of its group in runs (timer_flush.c) */
