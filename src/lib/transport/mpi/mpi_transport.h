@@ -91,7 +91,7 @@ typedef struct pt_mpi_recv {
     MPI_Request hdr_req, run_req;
     int hdr_posted, run_posted, have_stash;
     int hdr_skipped;          /* progress calls since the header receive was last tested */
-    int64_t hdr_quiet_until;  /* pt_ticks: the header receive is not tested before (recv_runs.c) */
+    int64_t hdr_quiet_until;  /* pt_ticks: the header receive is not tested before (recv_runs.c; 0: over) */
     unsigned char *sstate;   /* per sender partition, this round: PT_SP_* */
     int late_pieces;         /* receives per lone late partition (the sender's pieces) */
     MPI_Request *lreq;       /* posted receives of lone late partitions' pieces (first nlate used;
