@@ -390,8 +390,9 @@ __attribute__((noinline)) static int group_begun(pt_request *req, int g, int p, 
     return MPI_SUCCESS;
 }
 
-/* A plain round's group begun: its marking span is measured all the same
- * (pt_timer_round_reset says why). */
+/* A chunk's first mark in a plain round: the round's first one starts its
+ * marking span, which is measured all the same (pt_timer_round_reset says
+ * why). */
 __attribute__((noinline)) static int plain_begun(pt_request *req)
 {
     pt_timer_span_begun(req);
