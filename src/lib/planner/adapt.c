@@ -181,12 +181,13 @@ static int within(const pta_state *st, double (*value)(const pta_state *, int), 
  * these (NULL: all). -1 when none has a finite value. */
 static int least(const pta_state *st, double (*value)(const pta_state *, int), const int *among, double *best)
 {
+    double v[PTA_MAX_CANDIDATES]; /* each a quantile of its samples: computed once */
     *best = INFINITY;
     int argmin = -1;
     for (int c = 0; c < st->ncand; c++) {
-        double v = !among || among[c] ? value(st, c) : INFINITY; /* a quantile: computed once */
-        if (v < *best)
-            *best = v, argmin = c;
+        v[c] = !among || among[c] ? value(st, c) : INFINITY;
+        if (v[c] < *best)
+            *best = v[c], argmin = c;
     }
     if (argmin < 0)
         return -1;
@@ -194,10 +195,10 @@ static int least(const pta_state *st, double (*value)(const pta_state *, int), c
      * kept now: pta_add_round) made the tied bound lower than the least
      * itself, and the search below walked past the candidates. */
     double tied = *best + fabs(*best) * st->tie + st->tie_floor_us + 1e-9;
-    if ((!among || among[st->prefer]) && value(st, st->prefer) <= tied)
+    if (v[st->prefer] <= tied)
         return st->prefer;
     for (int c = 0; c < argmin; c++)
-        if ((!among || among[c]) && value(st, c) <= tied)
+        if (v[c] <= tied)
             return c;
     return argmin;
 }
