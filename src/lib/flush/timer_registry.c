@@ -35,10 +35,10 @@ static void undrained_now(struct pt_request *req)
         pt_fetch_add(&undrained, 1, req->serial);
 }
 
-void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, req); }
+void pt_timers_register(struct pt_request *req) { pt_list_add(&timers, &req->listing, req); }
 void pt_timers_unregister(struct pt_request *req)
 {
-    pt_list_remove(&timers, req);
+    pt_list_remove(&timers, &req->listing);
     pt_timer_disarm(req);
     drained(req);
 }

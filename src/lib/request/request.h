@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "request/handle_table.h"
+#include "request/request_list.h"
 #include "request/settings.h"
 
 struct pt_transport_ops;
@@ -219,6 +220,7 @@ typedef struct pt_request {
     pthread_mutex_t progress_lock; /* serialises MPI calls on this request's internals (pt_progress_lock) */
     int64_t *hs_buf;         /* set-up message buffer (owned by the orphan list once freed) */
     MPI_Request hs_req;
+    pt_list_node listing;    /* its place on the waiters' (receive) or the timers' (send) list */
     const struct pt_transport_ops *tp_ops; /* how this request's bytes move (transport/transport.h) */
     void *tp;                /* that transport's private state */
     union {

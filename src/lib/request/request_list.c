@@ -1,11 +1,6 @@
 #include "request/request_list.h"
 
-#include <stdlib.h>
-
-typedef struct pt_list_entry {
-    struct pt_request *req;
-    struct pt_list_entry *next;
-} pt_list_entry;
+#include <stddef.h>
 
 static int serial_process;
 
@@ -23,37 +18,52 @@ static void unlock_list(pt_request_list *l)
         pthread_mutex_unlock(&l->lock);
 }
 
-void pt_list_add(pt_request_list *l, struct pt_request *req)
+static int node_on(const pt_list_node *node, const pt_request_list *l)
 {
-    pt_list_entry *e = malloc(sizeof *e);
-    if (!e)
+    return atomic_load_explicit(&node->on, memory_order_acquire) == l;
+}
+
+void pt_list_add(pt_request_list *l, pt_list_node *node, struct pt_request *req)
+{
+    /* Only the request's own calls list it, so a node found listed here
+     * stays so (a poll may unlist it, never list it): no lock needed to see
+     * that. It also lets a visit list its own request again, under the
+     * poll's hold of the list. */
+    if (node_on(node, l))
         return;
-    e->req = req;
     lock_list(l);
-    e->next = l->head;
-    l->head = e;
+    node->req = req;
+    node->prev = NULL;
+    node->next = l->head;
+    if (l->head)
+        l->head->prev = node;
+    l->head = node;
+    atomic_store_explicit(&node->on, l, memory_order_release);
     unlock_list(l);
     atomic_fetch_add(&l->count, 1);
 }
 
-/* Unlink *p; caller holds the lock. */
-static void unlink_entry(pt_request_list *l, pt_list_entry **p)
+/* Unlink node; caller holds the lock. */
+static void unlink_node(pt_request_list *l, pt_list_node *node)
 {
-    pt_list_entry *e = *p;
-    *p = e->next;
-    free(e);
+    if (node->prev)
+        node->prev->next = node->next;
+    else
+        l->head = node->next;
+    if (node->next)
+        node->next->prev = node->prev;
+    node->prev = node->next = NULL;
+    atomic_store_explicit(&node->on, NULL, memory_order_release);
     atomic_fetch_sub(&l->count, 1);
 }
 
-void pt_list_remove(pt_request_list *l, struct pt_request *req)
+void pt_list_remove(pt_request_list *l, pt_list_node *node)
 {
+    if (!node_on(node, l)) /* only a poll unlists it behind its owner's back: then it is off already */
+        return;
     lock_list(l);
-    for (pt_list_entry **p = &l->head; *p;) {
-        if ((*p)->req == req)
-            unlink_entry(l, p);
-        else
-            p = &(*p)->next;
-    }
+    if (node_on(node, l))
+        unlink_node(l, node);
     unlock_list(l);
 }
 
@@ -61,6 +71,11 @@ void pt_list_hold(pt_request_list *l) { lock_list(l); }
 void pt_list_release(pt_request_list *l) { unlock_list(l); }
 
 int pt_list_pending(pt_request_list *l) { return atomic_load_explicit(&l->count, memory_order_relaxed) > 0; }
+
+int pt_list_only(pt_request_list *l, const pt_list_node *node)
+{
+    return atomic_load_explicit(&l->count, memory_order_relaxed) == 1 && node_on(node, l);
+}
 
 void pt_list_poll(pt_request_list *l, int (*visit)(struct pt_request *req))
 {
@@ -73,11 +88,17 @@ void pt_list_poll(pt_request_list *l, int (*visit)(struct pt_request *req))
     } else if (pthread_mutex_trylock(&l->lock)) {
         return;
     }
-    for (pt_list_entry **p = &l->head; *p;) {
-        if (visit((*p)->req))
-            unlink_entry(l, p);
-        else
-            p = &(*p)->next;
+    for (pt_list_node *node = l->head; node;) {
+        pt_list_node *after = node->next;
+        int drop = visit(node->req);
+        /* In a serial process a visit may change the list (no lock keeps it
+         * out): go on from the node's next as it is now, unless the visit
+         * took the node itself off. */
+        int still = node_on(node, l);
+        pt_list_node *next = still ? node->next : after;
+        if (drop && still)
+            unlink_node(l, node);
+        node = next;
     }
     if (serial_process)
         l->polling = 0;

@@ -6,8 +6,8 @@
 
 static pt_request_list waiters = PT_REQUEST_LIST_INIT;
 
-void pt_waiters_add(struct pt_request *req) { pt_list_add(&waiters, req); }
-void pt_waiters_remove(struct pt_request *req) { pt_list_remove(&waiters, req); }
+void pt_waiters_add(struct pt_request *req) { pt_list_add(&waiters, &req->listing, req); }
+void pt_waiters_remove(struct pt_request *req) { pt_list_remove(&waiters, &req->listing); }
 int pt_waiters_pending(void) { return pt_list_pending(&waiters); }
 
 /* Whether this thread's poll met a receive that needs background help, and
@@ -52,6 +52,11 @@ static int visit(pt_request *req)
 int pt_waiters_poll(const pt_request *own)
 {
     poll_help = 0;
+    /* The caller's own request alone on the list (a receive that may split,
+     * polled by its application): nothing for the poll to do, and its
+     * trylock was a good part of what each MPI_Parrived cost. */
+    if (own && pt_list_only(&waiters, &own->listing))
+        return 0;
     poll_own = own;
     pt_list_poll(&waiters, visit);
     return poll_help;
