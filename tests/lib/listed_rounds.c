@@ -2,16 +2,19 @@
  * the receives that every partita call progresses in passing: its runs must
  * be received while its application is elsewhere. Its own MPI_Parrived,
  * MPI_Test and MPI_Wait leave it out of that pass (they progress it right
- * after), so they must take it off the list when its round completes: else
- * each round's MPI_Start lists it once more, and a program that keeps one
- * request for many rounds grows the list (and the heap, and every later
- * call's pass over it) by one entry a round.
+ * after) and take it off the list when its round completes; each round's
+ * MPI_Start lists it again. Listing once took an entry from the heap, and a
+ * completion that did not unlist it grew the list (and the heap, and every
+ * later call's pass over it) by one entry a round. The links now live in
+ * the request, so listing allocates nothing: a program that keeps one
+ * request for many rounds must not see the heap grow by anything a round
+ * leaves behind.
  * 2 ranks, no progress thread (it would clear the list itself); rank 0 marks
  * PARTS partitions back to back, rank 1 completes each round by polling
  * MPI_Parrived over every partition and then MPI_Wait (argument `wait`) or by
  * MPI_Test alone (`test`). After WARM rounds the receiver notes its heap in
  * use (mallinfo2), runs ROUNDS more and checks it grew by less than GROWTH
- * bytes (an entry a round would be ROUNDS * 16 bytes and more); every byte
+ * bytes (16 bytes a round would be 320,000); every byte
  * of every round is checked.
  * Usage: partita-test-listed_rounds wait|test */
 #include <malloc.h>

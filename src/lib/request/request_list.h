@@ -26,6 +26,7 @@ typedef struct pt_list_node {
     struct pt_request *req;
     struct pt_list_node *prev, *next;
     _Atomic(struct pt_request_list *) on; /* the list it is on, NULL when on none */
+    atomic_int again;         /* added again during its visit: the visit may not drop it */
 } pt_list_node;
 
 typedef struct pt_request_list {
@@ -40,7 +41,9 @@ typedef struct pt_request_list {
 /* MPI calls in this process never overlap (set at init, before any list is used). */
 void pt_lists_serial(int serial);
 
-/* List req through its node; a request listed already stays listed once. */
+/* List req through its node; a request listed already stays listed once
+ * (and a poll visiting it does not drop it). A visit may list and unlist
+ * requests of the list it visits. */
 void pt_list_add(pt_request_list *l, pt_list_node *node, struct pt_request *req);
 void pt_list_remove(pt_request_list *l, pt_list_node *node);
 int pt_list_pending(pt_request_list *l);
