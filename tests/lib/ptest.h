@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,22 @@ static inline int ptest_class(int code)
     if (code != MPI_SUCCESS)
         MPI_Error_class(code, &cls);
     return cls;
+}
+
+/* rc is of error class cls, and its message holds each of the
+ * NULL-terminated strings (the call, the value, the valid range). */
+static inline void ptest_expect_says(int rc, int cls, const char *what, ...)
+{
+    CHECK(ptest_class(rc) == cls, "%s: got class %d, expected %d", what, ptest_class(rc), cls);
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, text, &len);
+    va_list ap;
+    va_start(ap, what);
+    for (const char *needle; (needle = va_arg(ap, const char *));)
+        CHECK(strstr(text, needle), "%s: the message \"%s\" does not say \"%s\"", what, text, needle);
+    va_end(ap);
 }
 
 /* Sum the failures of all ranks, print the verdict on rank 0, finalize.

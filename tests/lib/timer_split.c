@@ -115,18 +115,6 @@ static int paused_round(int rank, MPI_Request *req, unsigned char *buf, size_t t
     return runs;
 }
 
-/* Whether call returned MPI_ERR_ARG with a message that holds `says`. */
-static void expect_arg_error(int rc, const char *what, const char *says)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0, cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    CHECK(cls == MPI_ERR_ARG && strstr(msg, says), "%s: error class %d (want MPI_ERR_ARG), message '%s'", what, cls,
-          msg);
-}
-
 /* A round after many quick ones (a plain round, flush/marking.c: no partition
  * states): a partition marked twice, a range and a list over it are still
  * refused, and mark nothing; the round then completes with every byte. */
@@ -136,10 +124,10 @@ static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, s
         ptest_fill(buf, total, tag);
         OK(MPI_Start(req));
         OK(MPI_Pready(0, *req));
-        expect_arg_error(MPI_Pready(0, *req), "MPI_Pready of a marked partition", "already marked");
-        expect_arg_error(MPI_Pready_range(0, 1, *req), "MPI_Pready_range over a marked partition", "partition 0");
+        ptest_expect_says(MPI_Pready(0, *req), MPI_ERR_ARG, "MPI_Pready of a marked partition", "already marked", NULL);
+        ptest_expect_says(MPI_Pready_range(0, 1, *req), MPI_ERR_ARG, "MPI_Pready_range over a marked partition", "partition 0", NULL);
         int list[2] = { 1, 0 };
-        expect_arg_error(MPI_Pready_list(2, list, *req), "MPI_Pready_list with a marked entry", "entry 1 of 2");
+        ptest_expect_says(MPI_Pready_list(2, list, *req), MPI_ERR_ARG, "MPI_Pready_list with a marked entry", "entry 1 of 2", NULL);
         for (int p = 1; p < parts; p++) /* partition 1 too: neither the range nor the list marked it */
             OK(MPI_Pready(p, *req));
     } else {

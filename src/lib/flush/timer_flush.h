@@ -21,10 +21,10 @@ int64_t pt_timer_late_begin_ns(const pt_request *req);
  * that splits a group that begins late rests until a round takes longer
  * (timer_flush.c: update_late_watch). */
 #define PT_LATE_WATCH_ROUNDS 16
-/* Group g's first partition was just marked: if the group begins late, split
- * it now and return 1; the caller then sends that partition as a late one. */
 /* The round's first group has begun: when its marking span starts (update_late_watch). */
 void pt_timer_span_begun(pt_request *req);
+/* Group g's first partition was just marked: if the group begins late, split
+ * it now and return 1; the caller then sends that partition as a late one. */
 int pt_timer_split_if_late(pt_request *req, int g);
 /* A group was just handed over (after its send): stamped for the late-begin
  * rule in the rounds it is on, and the round's marking span measured at its
