@@ -49,10 +49,10 @@ static void short_send(MPI_Comm c, int sent, const char *sent_says)
                   100 * round + p);
         }
         ptest_expect_says(parrived_until_error(r, sent), MPI_ERR_OTHER, "MPI_Parrived past a short send's data",
-                    "MPI_Parrived", sent_says, "holds 32", NULL);
+                          "MPI_Parrived", sent_says, "holds 32", NULL);
         MPI_Status st;
         ptest_expect_says(MPI_Wait(&r, &st), MPI_ERR_OTHER, "MPI_Wait of a short send", "MPI_Wait", sent_says,
-                    "holds 32", NULL);
+                          "holds 32", NULL);
         int n = -1;
         MPI_Get_count(&st, MPI_DOUBLE, &n);
         CHECK(n == sent, "short send: the status counts %d doubles, %d were sent", n, sent);
@@ -71,23 +71,24 @@ static void null_arguments(MPI_Comm c)
     MPI_Request s, r, bad;
     int flag, index, outcount, indices[2];
     ptest_expect_says(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 2, c, MPI_INFO_NULL, NULL), MPI_ERR_ARG,
-                "Psend_init with a NULL request", "MPI_Psend_init", "request is NULL", NULL);
+                      "Psend_init with a NULL request", "MPI_Psend_init", "request is NULL", NULL);
     MPI_Datatype pair;
     OK(MPI_Type_contiguous(2, MPI_DOUBLE, &pair));
     ptest_expect_says(MPI_Precv_init(rbuf, 2, 1, pair, 0, 2, c, MPI_INFO_NULL, &bad), MPI_ERR_TYPE,
-                "an uncommitted datatype", "MPI_Precv_init", "not committed", NULL);
+                      "an uncommitted datatype", "MPI_Precv_init", "not committed", NULL);
     OK(MPI_Type_free(&pair));
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(lib, &len);
     if (strstr(lib, "MPICH")) /* a made-up handle: MPICH checks it, Open MPI's is a pointer */
         ptest_expect_says(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 2, c, (MPI_Info)0x12345, &bad), MPI_ERR_INFO,
-                    "a made-up MPI_Info handle", "MPI_Psend_init", "not a valid MPI_Info", NULL);
+                          "a made-up MPI_Info handle", "MPI_Psend_init", "not a valid MPI_Info", NULL);
     ptest_expect_says(MPI_Start(NULL), MPI_ERR_ARG, "Start(NULL)", "MPI_Start", "request is NULL", NULL);
     ptest_expect_says(MPI_Startall(-1, &bad), MPI_ERR_COUNT, "Startall, count -1", "MPI_Startall", "count = -1", NULL);
     ptest_expect_says(MPI_Startall(2, NULL), MPI_ERR_ARG, "Startall, NULL array", "MPI_Startall", "array_of_requests",
-                NULL);
-    ptest_expect_says(MPI_Wait(NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Wait(NULL)", "MPI_Wait", "request is NULL", NULL);
+                      NULL);
+    ptest_expect_says(MPI_Wait(NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Wait(NULL)", "MPI_Wait", "request is NULL",
+                      NULL);
     ptest_expect_says(MPI_Request_free(NULL), MPI_ERR_ARG, "Request_free(NULL)", "MPI_Request_free", NULL);
     ptest_expect_says(MPI_Cancel(NULL), MPI_ERR_ARG, "Cancel(NULL)", "MPI_Cancel", NULL);
     OK(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, 2, c, MPI_INFO_NULL, &s));
@@ -95,44 +96,44 @@ static void null_arguments(MPI_Comm c)
     MPI_Request both[2] = { s, r };
     OK(MPI_Startall(2, both));
     ptest_expect_says(MPI_Test(&r, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Test, NULL flag", "MPI_Test", "flag is NULL",
-                NULL);
+                      NULL);
     ptest_expect_says(MPI_Parrived(r, 1, NULL), MPI_ERR_ARG, "Parrived, NULL flag", "MPI_Parrived", "flag is NULL",
-                "partition 1", NULL);
+                      "partition 1", NULL);
     ptest_expect_says(MPI_Request_get_status(r, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Request_get_status, NULL flag",
-                "MPI_Request_get_status", "flag", NULL);
+                      "MPI_Request_get_status", "flag", NULL);
     ptest_expect_says(MPI_Testall(2, both, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "Testall, NULL flag", "MPI_Testall",
-                "flag", NULL);
+                      "flag", NULL);
     ptest_expect_says(MPI_Testany(2, both, NULL, &flag, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Testany, NULL index",
-                "MPI_Testany", "index", NULL);
+                      "MPI_Testany", "index", NULL);
     ptest_expect_says(MPI_Waitany(2, both, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG, "Waitany, NULL index", "MPI_Waitany",
-                "index", NULL);
+                      "index", NULL);
     ptest_expect_says(MPI_Testsome(2, both, NULL, indices, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "Testsome, NULL outcount",
-                "MPI_Testsome", "outcount", NULL);
+                      "MPI_Testsome", "outcount", NULL);
     ptest_expect_says(MPI_Waitsome(2, both, &outcount, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG,
-                "Waitsome, NULL indices", "MPI_Waitsome", "array_of_indices", NULL);
+                      "Waitsome, NULL indices", "MPI_Waitsome", "array_of_indices", NULL);
     ptest_expect_says(MPI_Waitsome(-1, both, &outcount, indices, MPI_STATUSES_IGNORE), MPI_ERR_COUNT,
-                "Waitsome, count -1", "MPI_Waitsome", "count = -1", NULL);
+                      "Waitsome, count -1", "MPI_Waitsome", "count = -1", NULL);
     ptest_expect_says(MPI_Waitall(2, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG, "Waitall, NULL array", "MPI_Waitall",
-                "array_of_requests", NULL);
+                      "array_of_requests", NULL);
     ptest_expect_says(MPI_Pready_list(2, NULL, s), MPI_ERR_ARG, "Pready_list, NULL array", "MPI_Pready_list",
-                "array_of_partitions is NULL", "nothing was marked", NULL);
+                      "array_of_partitions is NULL", "nothing was marked", NULL);
     OK(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE)); /* no requests, no array: nothing to do */
     /* partita's own introspection calls */
-    ptest_expect_says(Partita_Request_plan(s, NULL, NULL), MPI_ERR_ARG, "Request_plan, NULL count", "Partita_Request_plan",
-                "transport_parts is NULL", NULL);
+    ptest_expect_says(Partita_Request_plan(s, NULL, NULL), MPI_ERR_ARG, "Request_plan, NULL count",
+                      "Partita_Request_plan", "transport_parts is NULL", NULL);
     ptest_expect_says(Partita_Request_runs(s, NULL), MPI_ERR_ARG, "Request_runs, NULL", "Partita_Request_runs", NULL);
     ptest_expect_says(Partita_Request_transport(s, NULL), MPI_ERR_ARG, "Request_transport, NULL", "name is NULL", NULL);
     ptest_expect_says(Partita_Request_layouts(s, 0, NULL, NULL, NULL, NULL), MPI_ERR_ARG, "Request_layouts, NULL",
-                "Partita_Request_layouts", "ncand is NULL", NULL);
+                      "Partita_Request_layouts", "ncand is NULL", NULL);
     char why[8];
     ptest_expect_says(Partita_Request_why(s, NULL, 8), MPI_ERR_ARG, "Request_why, NULL text", "Partita_Request_why",
-                "text is NULL", NULL);
-    ptest_expect_says(Partita_Request_why(s, why, 0), MPI_ERR_ARG, "Request_why, len 0", "Partita_Request_why", "len = 0",
-                NULL);
+                      "text is NULL", NULL);
+    ptest_expect_says(Partita_Request_why(s, why, 0), MPI_ERR_ARG, "Request_why, len 0", "Partita_Request_why",
+                      "len = 0", NULL);
     ptest_expect_says(Partita_Request_why(MPI_REQUEST_NULL, why, 8), MPI_ERR_REQUEST, "Request_why, not partitioned",
-                "Partita_Request_why", "not a partitioned request", NULL);
+                      "Partita_Request_why", "not a partitioned request", NULL);
     ptest_expect_says(Partita_Progress_thread_waits(NULL, NULL), MPI_ERR_ARG, "Progress_thread_waits, NULL",
-                "short_count is NULL", NULL);
+                      "short_count is NULL", NULL);
     (void)index;
     for (int p = 0; p < PARTS; p++)
         sbuf[p] = p;
@@ -152,10 +153,10 @@ static void impossible_sizes(MPI_Comm c)
     static char buf[64];
     MPI_Request bad;
     ptest_expect_says(MPI_Psend_init(buf, 1 << 30, (MPI_Count)1 << 40, MPI_BYTE, 0, 3, c, MPI_INFO_NULL, &bad),
-                MPI_ERR_COUNT, "2^30 partitions of 2^40 bytes", "MPI_Psend_init", "1073741824 x 1099511627776",
-                "more than a buffer can hold", NULL);
+                      MPI_ERR_COUNT, "2^30 partitions of 2^40 bytes", "MPI_Psend_init", "1073741824 x 1099511627776",
+                      "more than a buffer can hold", NULL);
     ptest_expect_says(MPI_Precv_init(buf, 2, (MPI_Count)1 << 62, MPI_INT, 0, 3, c, MPI_INFO_NULL, &bad), MPI_ERR_COUNT,
-                "2 partitions of 2^62 ints", "MPI_Precv_init", "of 4 bytes", NULL);
+                      "2 partitions of 2^62 ints", "MPI_Precv_init", "of 4 bytes", NULL);
 }
 
 int main(int argc, char **argv)
@@ -179,12 +180,12 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     ptest_expect_says(MPI_Psend_init(sbuf, 0, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_ARG,
-                "send, 0 partitions", "MPI_Psend_init", "partitions = 0", "at least 1", NULL);
+                      "send, 0 partitions", "MPI_Psend_init", "partitions = 0", "at least 1", NULL);
     /* A NULL buffer with data to move: MPI_ERR_BUFFER at init, as MPICH. */
     ptest_expect_says(MPI_Precv_init(NULL, PARTS, 256, MPI_INT, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_BUFFER,
-                "NULL receive buffer", "MPI_Precv_init", "NULL", "count = 256", NULL);
+                      "NULL receive buffer", "MPI_Precv_init", "NULL", "count = 256", NULL);
     ptest_expect_says(MPI_Psend_init(NULL, PARTS, 1, MPI_DOUBLE, 0, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_BUFFER,
-                "NULL send buffer", "MPI_Psend_init", NULL);
+                      "NULL send buffer", "MPI_Psend_init", NULL);
     MPI_Request empty[2];
     OK(MPI_Precv_init(NULL, PARTS, 0, MPI_INT, 0, 7, c, MPI_INFO_NULL, &empty[0])); /* count 0: nothing to move */
     OK(MPI_Psend_init(NULL, PARTS, 0, MPI_INT, 0, 7, c, MPI_INFO_NULL, &empty[1]));
@@ -195,8 +196,8 @@ int main(int argc, char **argv)
            "MPI_ANY_SOURCE");
     expect(MPI_Precv_init(rbuf, PARTS, 1, MPI_DOUBLE, 0, MPI_ANY_TAG, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG,
            "MPI_ANY_TAG");
-    ptest_expect_says(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 5, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK, "rank 5 of 1",
-                "MPI_Psend_init", "rank 5", "[0, 1)", NULL);
+    ptest_expect_says(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 5, 0, c, MPI_INFO_NULL, &bad), MPI_ERR_RANK,
+                      "rank 5 of 1", "MPI_Psend_init", "rank 5", "[0, 1)", NULL);
     expect(MPI_Psend_init(sbuf, PARTS, 1, MPI_DOUBLE, 0, -3, c, MPI_INFO_NULL, &bad), MPI_ERR_TAG, "negative tag");
     MPI_Info info;
     MPI_Info_create(&info);
@@ -209,33 +210,34 @@ int main(int argc, char **argv)
     ptest_expect_says(MPI_Pready(0, s), MPI_ERR_REQUEST, "Pready before Start", "MPI_Pready", "never started", NULL);
     OK(MPI_Start(&s));
     OK(MPI_Start(&r));
-    ptest_expect_says(MPI_Start(&s), MPI_ERR_REQUEST, "Start on an active request", "MPI_Start", "active", "round 1", NULL);
+    ptest_expect_says(MPI_Start(&s), MPI_ERR_REQUEST, "Start on an active request", "MPI_Start", "active", "round 1",
+                      NULL);
     ptest_expect_says(MPI_Pready(PARTS, s), MPI_ERR_ARG, "Pready index == partitions", "MPI_Pready", "partition 4",
-                "[0, 4)", "round 1", NULL);
+                      "[0, 4)", "round 1", NULL);
     ptest_expect_says(MPI_Pready(-1, s), MPI_ERR_ARG, "Pready index -1", "MPI_Pready", "partition -1", "[0, 4)", NULL);
     ptest_expect_says(MPI_Pready_range(2, PARTS, s), MPI_ERR_ARG, "Pready_range past the end", "MPI_Pready_range",
-                "[2, 4]", "[0, 4)", NULL);
+                      "[2, 4]", "[0, 4)", NULL);
     int outside[2] = { 0, PARTS + 3 };
     ptest_expect_says(MPI_Pready_list(2, outside, s), MPI_ERR_ARG, "Pready_list with an entry out of range",
-                "MPI_Pready_list", "entry 1 of 2", "partition 7", "[0, 4)", "nothing was marked", NULL);
+                      "MPI_Pready_list", "entry 1 of 2", "partition 7", "[0, 4)", "nothing was marked", NULL);
     ptest_expect_says(MPI_Pready_list(-1, outside, s), MPI_ERR_ARG, "Pready_list with a negative length",
-                "MPI_Pready_list", "length = -1", NULL);
+                      "MPI_Pready_list", "length = -1", NULL);
     expect(MPI_Pready(0, r), MPI_ERR_REQUEST, "Pready on a receive request");
     int flag;
     ptest_expect_says(MPI_Parrived(s, 0, &flag), MPI_ERR_REQUEST, "Parrived on a send request", "MPI_Parrived", NULL);
     ptest_expect_says(MPI_Parrived(r, PARTS, &flag), MPI_ERR_ARG, "Parrived index == partitions", "MPI_Parrived",
-                "partition 4", "[0, 4)", NULL);
+                      "partition 4", "[0, 4)", NULL);
     OK(MPI_Pready(0, s)); /* the list above marked nothing: partition 0 is still free */
     ptest_expect_says(MPI_Pready(0, s), MPI_ERR_ARG, "Pready twice in one round", "MPI_Pready", "partition 0",
-                "already marked", "round 1", NULL);
+                      "already marked", "round 1", NULL);
     int dup[2] = { 1, 1 }; /* not const: Open MPI 5 declares a non-const array */
-    ptest_expect_says(MPI_Pready_list(2, dup, s), MPI_ERR_ARG, "Pready_list naming a partition twice", "MPI_Pready_list",
-                "entry 1 of 2", "entry 0", NULL);
+    ptest_expect_says(MPI_Pready_list(2, dup, s), MPI_ERR_ARG, "Pready_list naming a partition twice",
+                      "MPI_Pready_list", "entry 1 of 2", "entry 0", NULL);
     int late_dup[2] = { 1, 0 };
     ptest_expect_says(MPI_Pready_list(2, late_dup, s), MPI_ERR_ARG, "Pready_list with a marked entry last",
-                "MPI_Pready_list", "entry 1 of 2", "already marked", NULL);
+                      "MPI_Pready_list", "entry 1 of 2", "already marked", NULL);
     ptest_expect_says(MPI_Pready_range(0, 1, s), MPI_ERR_ARG, "Pready_range over a marked partition",
-                "MPI_Pready_range", "partition 0", NULL);
+                      "MPI_Pready_range", "partition 0", NULL);
     OK(MPI_Pready(1, s)); /* none of the failed lists and ranges marked partition 1 */
     ptest_expect_says(MPI_Request_free(&s), MPI_ERR_REQUEST, "free an active send request", "MPI_Request_free", NULL);
     expect(MPI_Request_free(&r), MPI_ERR_REQUEST, "free an active receive request");
@@ -247,7 +249,7 @@ int main(int argc, char **argv)
     MPI_Request plain;
     MPI_Irecv(&x, 1, MPI_INT, 0, 99, c, &plain);
     ptest_expect_says(MPI_Pready(0, plain), MPI_ERR_REQUEST, "Pready on an MPI_Irecv request", "MPI_Pready",
-                "not a partitioned request", NULL);
+                      "not a partitioned request", NULL);
     expect(MPI_Parrived(plain, 0, &flag), MPI_ERR_REQUEST, "Parrived on an MPI_Irecv request");
     int y = 1;
     MPI_Send(&y, 1, MPI_INT, 0, 99, c);
@@ -291,7 +293,7 @@ int main(int argc, char **argv)
     }
     MPI_Status st;
     ptest_expect_says(MPI_Wait(&r, &st), MPI_ERR_TRUNCATE, "receive smaller than the message", "MPI_Wait", "32 bytes",
-                "holds 16", NULL);
+                      "holds 16", NULL);
     OK(MPI_Request_free(&s));
     OK(MPI_Request_free(&r));
     short_send(c, 2, "16 bytes");

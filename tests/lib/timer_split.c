@@ -125,9 +125,11 @@ static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, s
         OK(MPI_Start(req));
         OK(MPI_Pready(0, *req));
         ptest_expect_says(MPI_Pready(0, *req), MPI_ERR_ARG, "MPI_Pready of a marked partition", "already marked", NULL);
-        ptest_expect_says(MPI_Pready_range(0, 1, *req), MPI_ERR_ARG, "MPI_Pready_range over a marked partition", "partition 0", NULL);
+        ptest_expect_says(MPI_Pready_range(0, 1, *req), MPI_ERR_ARG, "MPI_Pready_range over a marked partition",
+                          "partition 0", NULL);
         int list[2] = { 1, 0 };
-        ptest_expect_says(MPI_Pready_list(2, list, *req), MPI_ERR_ARG, "MPI_Pready_list with a marked entry", "entry 1 of 2", NULL);
+        ptest_expect_says(MPI_Pready_list(2, list, *req), MPI_ERR_ARG, "MPI_Pready_list with a marked entry",
+                          "entry 1 of 2", NULL);
         for (int p = 1; p < parts; p++) /* partition 1 too: neither the range nor the list marked it */
             OK(MPI_Pready(p, *req));
     } else {
