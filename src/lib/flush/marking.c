@@ -80,19 +80,22 @@ int pt_flush_init(pt_request *req, int may_split)
         return pt_fail(req->comm, PT_E_NO_MEM, "MPI_Psend_init", "out of memory for the marking state of %d partitions",
                        P);
     /* The timer only matters when some group holds more than one partition,
-     * and only when splitting it can pay (planner.h) or a progress thread can
-     * split it while the application computes; otherwise the request runs as
-     * under model. A group that small, split only under a laggard, beats
-     * sending it whole after the laggard (1-4 KiB in 8 partitions, half of
-     * them 100 us late: 0.6-0.8 us from the last mark to the last arrival
-     * against 1.2-1.9), but only the progress thread splits it in time, and
-     * waking that thread every round costs more than the message: its rounds
-     * wake it only after a split (timer_flush.c, update_watch). s->split is
-     * set once its state exists (destroy looks at it). */
+     * and only when splitting it can pay (planner.h) or a laggard holds part
+     * of it back; otherwise the request runs as under model. A group that
+     * small, split only under a laggard, beats sending it whole after the
+     * laggard (1-4 KiB in 8 partitions, half of them 100 us late: 0.6-0.8 us
+     * from the last mark to the last arrival against 1.2-1.9). The progress
+     * thread splits it in time, and waking that thread every round costs
+     * more than the message: its rounds wake it only after a split
+     * (timer_flush.c, update_watch). Without the thread, over a transport
+     * whose split groups are announced ahead (MPI's), a group whose marking
+     * took a laggard's pause is found at its last mark, and its next rounds
+     * go as under `none` (pt_timer_split_if_stalled). s->split is set once
+     * its state exists (destroy looks at it). */
     int group_parts = (P + N - 1) / N;
     int pays = pt_plan_timer_splits(&req->settings, req->part_bytes * (size_t)group_parts, group_parts);
     int split = may_split && req->part_bytes > 0 && N < P && !s->cut &&
-                (pays || req->settings.background);
+                (pays || req->settings.background || !req->tp_ops->cheap_runs);
     if (!split)
         return MPI_SUCCESS;
     atomic_store_explicit(&s->watch_rounds, pays ? PT_TIMER_WATCH_ROUNDS : 0, memory_order_relaxed);
@@ -132,6 +135,7 @@ void pt_flush_start(pt_request *req)
         atomic_store_explicit(&s->groups[j].seen_marked, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].flushed_marked, 0, memory_order_relaxed);
         atomic_store_explicit(&s->groups[j].seen_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->groups[j].begun_ticks, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&s->groups_done, 0, memory_order_relaxed);
     atomic_store_explicit(&s->last_issue_ticks, 0, memory_order_relaxed);
@@ -229,6 +233,8 @@ static int issue_group(pt_request *req, int g, int64_t mark_ns)
     int64_t handing = s->adapt_measure ? adapt_stamp_before(s, &last, mark_ns) : 0;
     if (!s->marks) /* not split, or a plain round */
         rc = req->tp_ops->send_message(req, g);
+    else if (s->catch_late && pt_timer_split_if_stalled(req, g))
+        rc = pt_timer_finish_group(req, g); /* the whole group as its first flush, announced ahead */
     else if (pt_compare_exchange(&s->groups[g].state, &expected, PT_GROUP_WHOLE, req->serial)) {
         pt_timer_group_closed(req);
         rc = req->tp_ops->send_message(req, g);
@@ -386,6 +392,8 @@ __attribute__((noinline)) static int group_begun(pt_request *req, int g, int p, 
 {
     if (pt_timer_split_if_late(req, g))
         return send_late(req, g, p, call);
+    if (req->u.s.catch_late)
+        pt_timer_stamp_begun(req, g);
     pt_timer_begun(req); /* it may stall */
     return MPI_SUCCESS;
 }

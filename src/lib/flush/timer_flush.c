@@ -147,9 +147,14 @@ void pt_timer_round_reset(pt_request *req)
      * launches), and 1.5-3% at 64-256 KiB in 512 (8). Not armed, such a
      * round sends a stalled group whole when its laggard comes, as `model`
      * does; its marking then spans the late-begin pause, so the next round
-     * is watched (update_watch) and split. Without the thread every round is
-     * armed: the application's own polls are all that find a stall. */
-    s->unarmed_round = req->settings.background && atomic_load_explicit(&s->watch_rounds, memory_order_relaxed) == 0;
+     * is watched (update_watch) and split. Without the thread every round of
+     * a request whose split can pay is armed: the application's own polls
+     * are what find a stall then. One whose split pays only under a laggard
+     * (thread_only) arms none: its stall is caught at its last mark
+     * (pt_timer_split_if_stalled). */
+    int background = req->settings.background;
+    s->unarmed_round = background ? atomic_load_explicit(&s->watch_rounds, memory_order_relaxed) == 0
+                                  : s->thread_only;
     /* A plain round: unarmed, and no group can split at its first mark
      * either (the late-begin rule rests, or there is one group, which
      * cannot begin late) nor goes alone (none announced ahead). It runs as
@@ -163,9 +168,10 @@ void pt_timer_round_reset(pt_request *req)
      * many rounds rather than at once. The states, the exchange and the
      * clock reads cost the timer 3-6% against `model` at 1-4 KiB in 2-8
      * partitions with the progress thread and no late partition. */
-    int plain = s->unarmed_round && (!s->late_on || s->ntrans == 1) &&
+    int plain = s->unarmed_round && (!s->late_on || (s->ntrans == 1 && background)) &&
                 s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed);
     s->marks = plain ? NULL : s->part;
+    s->catch_late = !background && !plain && s->late_on && !req->tp_ops->cheap_runs;
     s->span_unseen = plain && s->round % PT_PLAIN_SPAN_EVERY != 0;
     if (s->span_unseen) /* taken as quick */
         atomic_store_explicit(&s->span, PT_SPAN_QUICK, memory_order_relaxed);
@@ -432,6 +438,47 @@ int pt_timer_split_if_late(pt_request *req, int g)
     if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
         pt_timer_group_closed(req);
     return expected == PT_GROUP_OPEN || expected == PT_GROUP_SPLIT; /* split now or by a flush */
+}
+
+/* Without a progress thread nothing looks at a group while a laggard holds
+ * its marking thread (a thread that sleeps or computes makes no MPI call),
+ * so a group that began before the pause went whole after it, as under
+ * `model`, every round: 1-16 KiB in 2-64 partitions, the first half 100 us
+ * late, took 0.51-0.95 of `none`'s speed after the last mark (t_last; 5
+ * interleaved launches, one marking thread), 256 KiB-1 MiB 0.12-0.60; with
+ * this rule 0.94-1.25 at 1 KiB-16 MiB in 2-64 (6 launches; docs/library.md,
+ * "A laggard found at the last mark"). Its last mark can still tell: a group whose marking, first mark to last,
+ * took the late-begin pause or more, in a round that catches stalls
+ * (catch_late: the late watch is on), is split there. Its first flush is
+ * then the whole group in one run, announced ahead (PT_RUNS_AHEAD), so in
+ * the next PT_AHEAD_ROUNDS rounds each of its partitions goes alone at its
+ * mark into a receive posted when the round began, as under `none`; a
+ * laggard that stays costs a header and a terminator once in
+ * PT_AHEAD_ROUNDS + 1 rounds. Not for groups of more than PT_LATE_MAX
+ * partitions (the late-begin rule's limit). Unlike that rule, it holds
+ * where a partition alone waits for MPI's handshake (lone_waits): in the
+ * rounds announced ahead each does, as under `none`, which is the bar. */
+void pt_timer_stamp_begun(pt_request *req, int g)
+{
+    pt_group *grp = &req->u.s.groups[g];
+    if (!atomic_load_explicit(&grp->begun_ticks, memory_order_relaxed)) /* its first chunk's first mark */
+        atomic_store_explicit(&grp->begun_ticks, pt_ticks(), memory_order_relaxed);
+}
+
+int pt_timer_split_if_stalled(pt_request *req, int g)
+{
+    pt_send_side *s = &req->u.s;
+    int64_t begun = atomic_load_explicit(&s->groups[g].begun_ticks, memory_order_relaxed);
+    if (!begun || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
+        atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) != PT_GROUP_OPEN ||
+        pt_ticks() - begun < s->late_begin_ticks)
+        return 0;
+    note_split(s);
+    int expected = PT_GROUP_OPEN;
+    if (!atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
+        return 0; /* split by a flush meanwhile: the caller finishes it all the same */
+    pt_timer_group_closed(req);
+    return 1;
 }
 
 void pt_timer_round_ahead(pt_request *req)

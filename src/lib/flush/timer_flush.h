@@ -26,6 +26,14 @@ void pt_timer_span_begun(pt_request *req);
 /* Group g's first partition was just marked: if the group begins late, split
  * it now and return 1; the caller then sends that partition as a late one. */
 int pt_timer_split_if_late(pt_request *req, int g);
+/* Without a progress thread, in a round that catches stalls (catch_late):
+ * group g's first partition was just marked (its chunk's first mark). */
+void pt_timer_stamp_begun(pt_request *req, int g);
+/* Group g's last partition was just marked, in such a round: if its marking
+ * took the late-begin pause or more, split it now and return 1; the caller
+ * then finishes it (pt_timer_finish_group), which sends it as its first
+ * flush, announced ahead. */
+int pt_timer_split_if_stalled(pt_request *req, int g);
 /* A group was just handed over (after its send): stamped for the late-begin
  * rule in the rounds it is on, and the round's marking span measured at its
  * last hand-over (timer_flush.c: update_late_watch). */

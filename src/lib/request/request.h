@@ -40,6 +40,9 @@ typedef struct pt_group {
                                                      PT_RUNS_AHEAD; under split_lock) */
     int alone;                                    /* timer: announced ahead for this round, so each partition
                                                      goes alone at its own mark (set by MPI_Start) */
+    _Atomic int64_t begun_ticks;                  /* timer, in a round that catches a stall at the last mark
+                                                     (pt_send_side.catch_late): its first mark (pt_ticks; 0:
+                                                     none yet) */
 } pt_group;
 
 /* Up to 64 consecutive partitions of one group: MPI_Pready sets the
@@ -120,10 +123,14 @@ typedef struct pt_send_side {
                                    group that began late): only these make the progress thread watch */
     atomic_int watch_rounds;    /* rounds left in which a mark that begins a group wakes the
                                    progress thread (timer_flush.c: pt_timer_round_reset) */
-    int thread_only;            /* too small for a split to pay: split only because a progress thread
-                                   runs (pt_flush_init) */
-    int unarmed_round;          /* a progress thread runs and is not woken this round: its marks
-                                   neither arm nor disarm (timer_flush.c: pt_timer_round_reset) */
+    int thread_only;            /* too small for a split to pay: split only under a laggard, by the
+                                   progress thread or, without it, announced ahead (pt_flush_init) */
+    int unarmed_round;          /* its marks neither arm nor disarm this round: a progress thread runs
+                                   and is not woken, or none runs and the groups are too small for
+                                   the application's polls to split (timer_flush.c: pt_timer_round_reset) */
+    int catch_late;             /* no progress thread, and this round's marking may stall: each group
+                                   stamps its first mark, and one whose marking took the late-begin
+                                   pause is announced ahead at its last (pt_timer_split_if_stalled) */
     int lone_waits;             /* a partition sent alone would wait for a rendezvous handshake
                                    (pt_plan_lone_waits, over a transport whose runs are not cheap):
                                    a split sends the rest of its group in runs (timer_flush.c) */
