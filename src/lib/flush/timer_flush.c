@@ -137,7 +137,8 @@ void pt_timer_round_reset(pt_request *req)
      * groups here makes such a flush, once it gets the lock, find nothing to do. */
     pt_send_side *s = &req->u.s;
     pthread_mutex_lock(&s->split_lock);
-    update_watch(req, update_late_watch(s));
+    int long_round = update_late_watch(s);
+    update_watch(req, long_round);
     /* With the progress thread, a round that does not wake it arms nothing.
      * Armed, its stalled group would be found by the thread's idle look (at
      * most once a millisecond) or by a poll of the application's, but the
@@ -171,7 +172,7 @@ void pt_timer_round_reset(pt_request *req)
     int plain = s->unarmed_round && (!s->late_on || (s->ntrans == 1 && background)) &&
                 s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed);
     s->marks = plain ? NULL : s->part;
-    s->catch_late = !background && !plain && s->late_on && !req->tp_ops->cheap_runs;
+    s->catch_late = !background && !plain && long_round && !req->tp_ops->cheap_runs;
     s->span_unseen = plain && s->round % PT_PLAIN_SPAN_EVERY != 0;
     if (s->span_unseen) /* taken as quick */
         atomic_store_explicit(&s->span, PT_SPAN_QUICK, memory_order_relaxed);
@@ -447,9 +448,16 @@ int pt_timer_split_if_late(pt_request *req, int g)
  * late, took 0.51-0.95 of `none`'s speed after the last mark (t_last; 5
  * interleaved launches, one marking thread), 256 KiB-1 MiB 0.12-0.60; with
  * this rule 0.94-1.25 at 1 KiB-16 MiB in 2-64 (6 launches; docs/library.md,
- * "A laggard found at the last mark"). Its last mark can still tell: a group whose marking, first mark to last,
- * took the late-begin pause or more, in a round that catches stalls
- * (catch_late: the late watch is on), is split there. Its first flush is
+ * "A laggard found at the last mark"). Its last mark can still tell: a
+ * group whose marking, first mark to last, took the late-begin pause or
+ * more, in a round that catches stalls, is split there. A round catches
+ * them (catch_late) when the round before it took that pause too: a slow
+ * first round (pages touched for the first time; ThreadSanitizer) or one
+ * preemption of the marking thread is no laggard, and announcing its group
+ * ahead would send each partition alone for PT_AHEAD_ROUNDS rounds for
+ * nothing, and keep a real laggard that comes in them from announcing it
+ * again (lib.policies.timer-split-late: its window ended 4 rounds early
+ * when the late watch was enough). Its first flush is
  * then the whole group in one run, announced ahead (PT_RUNS_AHEAD), so in
  * the next PT_AHEAD_ROUNDS rounds each of its partitions goes alone at its
  * mark into a receive posted when the round began, as under `none`; a

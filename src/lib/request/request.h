@@ -128,8 +128,8 @@ typedef struct pt_send_side {
     int unarmed_round;          /* its marks neither arm nor disarm this round: a progress thread runs
                                    and is not woken, or none runs and the groups are too small for
                                    the application's polls to split (timer_flush.c: pt_timer_round_reset) */
-    int catch_late;             /* no progress thread, and this round's marking may stall: each group
-                                   stamps its first mark, and one whose marking took the late-begin
+    int catch_late;             /* no progress thread, and the round before took the late-begin pause:
+                                   each group stamps its first mark, and one whose marking took that
                                    pause is announced ahead at its last (pt_timer_split_if_stalled) */
     int lone_waits;             /* a partition sent alone would wait for a rendezvous handshake
                                    (pt_plan_lone_waits, over a transport whose runs are not cheap):
