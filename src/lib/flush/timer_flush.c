@@ -426,6 +426,17 @@ void pt_timer_span_begun(pt_request *req)
         atomic_store_explicit(&s->span_from_ticks, pt_ticks(), memory_order_relaxed); /* the round's first group */
 }
 
+/* Split group g at a mark (each later partition alone) if it is still OPEN;
+ * returns the state it found. */
+static int split_open_group(pt_request *req, int g)
+{
+    note_split(&req->u.s);
+    int expected = PT_GROUP_OPEN;
+    if (atomic_compare_exchange_strong(&req->u.s.groups[g].state, &expected, PT_GROUP_SPLIT))
+        pt_timer_group_closed(req);
+    return expected;
+}
+
 int pt_timer_split_if_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
@@ -434,11 +445,8 @@ int pt_timer_split_if_late(pt_request *req, int g)
     if (!quiet || s->lone_waits || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
         pt_ticks() - quiet < s->late_begin_ticks)
         return 0; /* (lone_waits: sent alone, each partition would wait for a handshake) */
-    note_split(s);
-    int expected = PT_GROUP_OPEN;
-    if (atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
-        pt_timer_group_closed(req);
-    return expected == PT_GROUP_OPEN || expected == PT_GROUP_SPLIT; /* split now or by a flush */
+    int was = split_open_group(req, g);
+    return was == PT_GROUP_OPEN || was == PT_GROUP_SPLIT; /* split now or by a flush */
 }
 
 /* Without a progress thread nothing looks at a group while a laggard holds
@@ -481,12 +489,7 @@ int pt_timer_split_if_stalled(pt_request *req, int g)
         atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) != PT_GROUP_OPEN ||
         pt_ticks() - begun < s->late_begin_ticks)
         return 0;
-    note_split(s);
-    int expected = PT_GROUP_OPEN;
-    if (!atomic_compare_exchange_strong(&s->groups[g].state, &expected, PT_GROUP_SPLIT))
-        return 0; /* split by a flush meanwhile: the caller finishes it all the same */
-    pt_timer_group_closed(req);
-    return 1;
+    return split_open_group(req, g) == PT_GROUP_OPEN; /* else split by a flush meanwhile: finished all the same */
 }
 
 void pt_timer_round_ahead(pt_request *req)

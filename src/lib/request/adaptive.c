@@ -840,21 +840,18 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 PUT(" (groups this small only by the progress thread, which a round wakes only after one that split "
                     "a stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     (double)pt_timer_late_begin_ns(req) / 1e3);
-            else if (ss->thread_only)
-                PUT(" (groups this small only by a progress thread, and none runs: a group of at most %d partitions "
-                    "whose marking took %.1f us or more, in a round after one that took as long, is split at its "
-                    "last mark instead, and the next %d rounds send each of its partitions at its mark)",
-                    PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3, PT_AHEAD_ROUNDS);
             else if (req->settings.background)
                 PUT(" (in the rounds that wake the progress thread: the first %d, and those after one that split a "
                     "stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     PT_TIMER_WATCH_ROUNDS, (double)pt_timer_late_begin_ns(req) / 1e3);
-            else if (!req->tp_ops->cheap_runs)
-                PUT(" (by the application's own MPI calls, as no progress thread runs; a group of at most %d "
-                    "partitions that no call split and whose marking took %.1f us or more, in a round after one "
-                    "that took as long, is split at its last mark, and the next %d rounds send each of its "
+            if (!req->settings.background && !req->tp_ops->cheap_runs) /* the last-mark rule (timer_flush.c) */
+                PUT(" (%s a group of at most %d partitions %swhose marking took %.1f us or more, in a round after "
+                    "one that took as long, is split at its last mark%s, and the next %d rounds send each of its "
                     "partitions at its mark)",
-                    PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3, PT_AHEAD_ROUNDS);
+                    ss->thread_only ? "groups this small only by a progress thread, and none runs:"
+                                    : "by the application's own MPI calls, as no progress thread runs;",
+                    PT_LATE_MAX, ss->thread_only ? "" : "that no call split and ",
+                    (double)pt_timer_late_begin_ns(req) / 1e3, ss->thread_only ? " instead" : "", PT_AHEAD_ROUNDS);
             if (ss->lone_waits) {
                 PUT("; after a scattered split the group goes alone in the next %d rounds, each partition at its "
                     "mark into a receive posted when the round starts", PT_AHEAD_ROUNDS);
