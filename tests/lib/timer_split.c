@@ -377,12 +377,11 @@ int main(int argc, char **argv)
         CHECK(splits ? runs >= 1 : runs == 0, "%zu bytes in %d, delta %s: %d runs sent early, expected %s",
               cases[i].total, cases[i].parts, cases[i].delta ? cases[i].delta : "default", runs,
               splits ? "some" : "none");
-        /* Partita_Request_why says which, and over which transport: over MPI a
-         * group too small for a split to pay is split at its last mark after
-         * a laggard's pause (no progress thread here), never by these polls */
+        /* Partita_Request_why says which, and over which transport: a group
+         * too small for a split to pay is split at its last mark after a
+         * laggard's pause (no progress thread here), never by these polls */
         const char *says = splits                ? "is split"
                            : cases[i].splits < 0 ? "measures it against one message per partition"
-                           : fabric              ? "goes whole"
                                                  : "none runs: a group of at most 64 partitions whose marking took";
         CHECK(strstr(why, says) &&
                   strstr(why, fabric ? "; transport fabric" : "; transport mpi"),

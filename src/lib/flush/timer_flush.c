@@ -108,7 +108,13 @@ static int update_late_watch(pt_send_side *s)
     return span == PT_SPAN_LONG;
 }
 
-void pt_timer_handed_over(pt_request *req)
+/* A group that began late does not stamp its hand-over: the next group of
+ * the laggard's block, begun right after it, is late too (split at its first
+ * mark), not measured from it. A laggard's block is often more than one
+ * group: over the fabric, 16 KiB in 64 partitions (4 groups, the first half
+ * 100 us late), the second late group went whole, and the last partition
+ * came 3.0 us after its mark where `none`'s came after 2.0. */
+void pt_timer_handed_over(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     if (!s->late_begin_ticks || s->span_unseen)
@@ -117,7 +123,7 @@ void pt_timer_handed_over(pt_request *req)
     if (!s->late_on && !last)
         return;
     int64_t now = pt_ticks();
-    if (s->late_on)
+    if (s->late_on && !atomic_load_explicit(&s->groups[g].begun_late, memory_order_relaxed))
         atomic_store_explicit(&s->last_issue_ticks, now, memory_order_relaxed);
     if (last) {
         int64_t from = atomic_load_explicit(&s->span_from_ticks, memory_order_relaxed);
@@ -172,7 +178,7 @@ void pt_timer_round_reset(pt_request *req)
     int plain = s->unarmed_round && (!s->late_on || (s->ntrans == 1 && background)) &&
                 s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed);
     s->marks = plain ? NULL : s->part;
-    s->catch_late = !background && !plain && long_round && !req->tp_ops->cheap_runs;
+    s->catch_late = !background && !plain && long_round;
     s->span_unseen = plain && s->round % PT_PLAIN_SPAN_EVERY != 0;
     if (s->span_unseen) /* taken as quick */
         atomic_store_explicit(&s->span, PT_SPAN_QUICK, memory_order_relaxed);
@@ -236,7 +242,12 @@ static int claimed_runs(pt_request *req, int g, int first_flush, int early)
     s->nruns += n;
     s->headed[g] = 1;
     int flags = (first_flush ? PT_RUNS_FIRST_FLUSH : 0) | (early ? PT_RUNS_EARLY : 0);
-    if (first_flush && !req->tp_ops->cheap_runs) { /* the laggard is likely to come back: announce the group ahead */
+    /* The laggard is likely to come back: announce the group ahead. Over a
+     * transport whose runs are cheap (the fabric's: each write names what it
+     * carries, so nothing is announced to the receiver) only in a round that
+     * catches stalls (no progress thread), where nothing else would split the
+     * group in time in the next rounds. */
+    if (first_flush && (!req->tp_ops->cheap_runs || s->catch_late)) {
         flags |= PT_RUNS_AHEAD;
         s->groups[g].ahead_end = pt_ahead_end(s->round);
         atomic_store_explicit(&s->ahead_max, s->groups[g].ahead_end, memory_order_relaxed);
@@ -446,7 +457,10 @@ int pt_timer_split_if_late(pt_request *req, int g)
         pt_ticks() - quiet < s->late_begin_ticks)
         return 0; /* (lone_waits: sent alone, each partition would wait for a handshake) */
     int was = split_open_group(req, g);
-    return was == PT_GROUP_OPEN || was == PT_GROUP_SPLIT; /* split now or by a flush */
+    if (was != PT_GROUP_OPEN && was != PT_GROUP_SPLIT)
+        return 0;
+    atomic_store_explicit(&s->groups[g].begun_late, 1, memory_order_relaxed);
+    return 1; /* split now or by a flush (or announced ahead) */
 }
 
 /* Without a progress thread nothing looks at a group while a laggard holds

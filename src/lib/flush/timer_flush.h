@@ -34,10 +34,11 @@ void pt_timer_stamp_begun(pt_request *req, int g);
  * then finishes it (pt_timer_finish_group), which sends it as its first
  * flush, announced ahead. */
 int pt_timer_split_if_stalled(pt_request *req, int g);
-/* A group was just handed over (after its send): stamped for the late-begin
- * rule in the rounds it is on, and the round's marking span measured at its
- * last hand-over (timer_flush.c: update_late_watch). */
-void pt_timer_handed_over(pt_request *req);
+/* Group g was just handed over (after its send): stamped for the late-begin
+ * rule in the rounds it is on (unless it began late itself), and the round's
+ * marking span measured at its last hand-over (timer_flush.c:
+ * update_late_watch). */
+void pt_timer_handed_over(pt_request *req, int g);
 /* A round has begun (every group open): the groups announced ahead for it
  * (PT_RUNS_AHEAD) start split, each partition to go alone at its mark. */
 void pt_timer_round_ahead(pt_request *req);

@@ -844,7 +844,7 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 PUT(" (in the rounds that wake the progress thread: the first %d, and those after one that split a "
                     "stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     PT_TIMER_WATCH_ROUNDS, (double)pt_timer_late_begin_ns(req) / 1e3);
-            if (!req->settings.background && !req->tp_ops->cheap_runs) /* the last-mark rule (timer_flush.c) */
+            if (!req->settings.background) /* the last-mark rule (timer_flush.c) */
                 PUT(" (%s a group of at most %d partitions %swhose marking took %.1f us or more, in a round after "
                     "one that took as long, is split at its last mark%s, and the next %d rounds send each of its "
                     "partitions at its mark)",

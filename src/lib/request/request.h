@@ -43,6 +43,8 @@ typedef struct pt_group {
     _Atomic int64_t begun_ticks;                  /* timer, in a round that catches a stall at the last mark
                                                      (pt_send_side.catch_late): its first mark (pt_ticks; 0:
                                                      none yet) */
+    atomic_int begun_late;                        /* timer: split at its first mark this round, as it began
+                                                     late (pt_timer_split_if_late) */
 } pt_group;
 
 /* Up to 64 consecutive partitions of one group: MPI_Pready sets the

@@ -36,11 +36,14 @@ typedef struct pt_recv_focus {
 enum {
     PT_RUNS_FIRST_FLUSH = 1, /* the group's first flush this round: later partitions follow alone */
     PT_RUNS_ALONE = 2,       /* partitions of a group after its first flush, each sent alone */
-    /* With PT_RUNS_FIRST_FLUSH, from a transport whose runs are not cheap:
-     * the group was split (a stall or a late begin), and in the next
-     * PT_AHEAD_ROUNDS rounds it goes alone from the round's start, every
-     * partition at its mark (the receiver posts their receives when the
-     * round starts). */
+    /* With PT_RUNS_FIRST_FLUSH: the group was split (a stall or a late
+     * begin), and in the next PT_AHEAD_ROUNDS rounds it goes alone from the
+     * round's start, every partition at its mark. A transport whose runs are
+     * not cheap carries it (the receiver posts their receives when the round
+     * starts); one whose runs are cheap has nothing to tell the receiver,
+     * as each write names what it carries (the fabric's groups are
+     * announced ahead only without a progress thread: flush/timer_flush.c,
+     * claimed_runs). */
     PT_RUNS_AHEAD = 4,
     /* Sent because the group's marking stalled (a laggard holds the rest):
      * the receiver can use each partition of these runs as soon as it lands,
@@ -61,7 +64,8 @@ typedef struct pt_transport_ops {
      * whose immediate names it). 0 for the MPI transport, whose runs wait for
      * a header to be read and their receives posted: a split group is then
      * announced ahead (PT_RUNS_AHEAD), which such a transport must carry
-     * (flush/timer_flush.c). */
+     * (flush/timer_flush.c); a transport with cheap runs may ignore that
+     * flag. */
     int cheap_runs;
     /* Process-wide, at Partita_Init_hook / Partita_Finalize_hook: connect. */
     int (*init)(char *err, size_t errlen);
