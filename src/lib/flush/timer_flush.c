@@ -67,10 +67,10 @@ static void update_watch(pt_request *req, int long_round)
 {
     pt_send_side *s = &req->u.s;
     int left = atomic_load_explicit(&s->watch_rounds, memory_order_relaxed);
-    /* Over a transport whose runs are not cheap the split group was announced
-     * ahead (pt_timer_round_ahead): watch past the rounds announced, so that
-     * a laggard that stays is caught again when they end. */
-    int watch = PT_TIMER_WATCH_ROUNDS + (req->tp_ops->cheap_runs ? 0 : PT_AHEAD_ROUNDS);
+    /* A split group may have been announced ahead (pt_timer_round_ahead):
+     * watch past the rounds announced, so that a laggard that stays is caught
+     * again when they end. */
+    int watch = PT_TIMER_WATCH_ROUNDS + PT_AHEAD_ROUNDS;
     left = s->stall_flushed ? watch : left > 0 ? left - 1 : 0;
     /* A round whose marking took the late-begin pause or more (update_late_watch)
      * may have had a laggard that no one split: the next round is watched, so a
@@ -213,6 +213,23 @@ static int claim(pt_send_side *s, int p)
     return atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT);
 }
 
+/* Whether a split group is announced ahead. Over the MPI transport always:
+ * its runs wait for a header. Over the fabric it spares the next rounds the
+ * split (with the progress thread: finding the stall, its flush, each later
+ * partition's lock and claim; without it nothing else splits in time), so
+ * each partition goes at its mark as under `none`: a laggard's last
+ * partition came after 0.64-0.65 of `none`'s time there at 1-4 KiB in 64
+ * partitions with the thread, 0.88-0.91 announced (6 interleaved launches).
+ * Not a group of more than PT_LATE_MAX partitions, whose partitions alone
+ * cost the fabric much when a split was wrong (a preempted marking thread:
+ * single launches with no late partition at 0.26-0.40 of `model`'s speed at
+ * 4-64 KiB in 512 partitions, announced). */
+static int ahead_pays(const pt_request *req, int g)
+{
+    const pt_send_side *s = &req->u.s;
+    return !req->tp_ops->cheap_runs || s->bound[g + 1] - s->bound[g] <= PT_LATE_MAX;
+}
+
 /* Group g's ready partitions as runs: its first flush of the round (late
  * mode follows: each later partition alone), or any flush of a RUNS group.
  * With none ready it sends nothing and the next send for the group is the
@@ -244,10 +261,9 @@ static int claimed_runs(pt_request *req, int g, int first_flush, int early)
     int flags = (first_flush ? PT_RUNS_FIRST_FLUSH : 0) | (early ? PT_RUNS_EARLY : 0);
     /* The laggard is likely to come back: announce the group ahead. Over a
      * transport whose runs are cheap (the fabric's: each write names what it
-     * carries, so nothing is announced to the receiver) only in a round that
-     * catches stalls (no progress thread), where nothing else would split the
-     * group in time in the next rounds. */
-    if (first_flush && (!req->tp_ops->cheap_runs || s->catch_late)) {
+     * carries, so there is nothing to tell the receiver) only a group of at
+     * most PT_LATE_MAX partitions: see ahead_pays. */
+    if (first_flush && ahead_pays(req, g)) {
         flags |= PT_RUNS_AHEAD;
         s->groups[g].ahead_end = pt_ahead_end(s->round);
         atomic_store_explicit(&s->ahead_max, s->groups[g].ahead_end, memory_order_relaxed);
