@@ -862,7 +862,10 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                     "the group whole)",
                     PT_LATE_MAX, (double)pt_timer_late_begin_ns(req) / 1e3, PT_LATE_WATCH_ROUNDS,
                     PT_LATE_WATCH_ROUNDS, PT_LATE_WATCH_ROUNDS);
-                if (!req->tp_ops->cheap_runs) {
+                if (req->tp_ops->cheap_runs) {
+                    PUT("; a split group of at most %d partitions goes alone in the next %d rounds, each partition "
+                        "at its mark", PT_LATE_MAX, PT_AHEAD_ROUNDS);
+                } else {
                     PUT(", and in the next %d rounds each of its partitions goes alone at its mark into a receive "
                         "posted when the round starts (the %s transport's runs wait for a header)",
                         PT_AHEAD_ROUNDS, req->tp_ops->name);
