@@ -495,15 +495,16 @@ int pt_timer_split_if_late(pt_request *req, int g)
  * ahead would send each partition alone for PT_AHEAD_ROUNDS rounds for
  * nothing, and keep a real laggard that comes in them from announcing it
  * again (lib.policies.timer-split-late: its window ended 4 rounds early
- * when the late watch was enough). Its first flush is
- * then the whole group in one run, announced ahead (PT_RUNS_AHEAD), so in
- * the next PT_AHEAD_ROUNDS rounds each of its partitions goes alone at its
- * mark into a receive posted when the round began, as under `none`; a
+ * when the late watch was enough). Its first flush is then the whole group
+ * in one run, announced ahead (PT_RUNS_AHEAD), so in the next
+ * PT_AHEAD_ROUNDS rounds each of its partitions goes alone at its mark, as
+ * under `none` (over MPI into a receive posted when the round began: a
  * laggard that stays costs a header and a terminator once in
- * PT_AHEAD_ROUNDS + 1 rounds. Not for groups of more than PT_LATE_MAX
- * partitions (the late-begin rule's limit). Unlike that rule, it holds
- * where a partition alone waits for MPI's handshake (lone_waits): in the
- * rounds announced ahead each does, as under `none`, which is the bar. */
+ * PT_AHEAD_ROUNDS + 1 rounds; over the fabric the sender alone knows). Not
+ * for groups of more than PT_LATE_MAX partitions (the late-begin rule's
+ * limit). Unlike that rule, it holds where a partition alone waits for
+ * MPI's handshake (lone_waits): in the rounds announced ahead each does,
+ * as under `none`, which is the bar. */
 void pt_timer_stamp_begun(pt_request *req, int g)
 {
     pt_group *grp = &req->u.s.groups[g];

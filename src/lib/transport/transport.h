@@ -41,9 +41,9 @@ enum {
      * round's start, every partition at its mark. A transport whose runs are
      * not cheap carries it (the receiver posts their receives when the round
      * starts); one whose runs are cheap has nothing to tell the receiver,
-     * as each write names what it carries (the fabric's groups are
-     * announced ahead only without a progress thread: flush/timer_flush.c,
-     * claimed_runs). */
+     * as each write names what it carries (over the fabric only groups of
+     * at most PT_LATE_MAX partitions are announced: flush/timer_flush.c,
+     * ahead_pays). */
     PT_RUNS_AHEAD = 4,
     /* Sent because the group's marking stalled (a laggard holds the rest):
      * the receiver can use each partition of these runs as soon as it lands,
