@@ -108,12 +108,15 @@ static int update_late_watch(pt_send_side *s)
     return span == PT_SPAN_LONG;
 }
 
-/* A group that began late does not stamp its hand-over: the next group of
- * the laggard's block, begun right after it, is late too (split at its first
- * mark), not measured from it. A laggard's block is often more than one
- * group: over the fabric, 16 KiB in 64 partitions (4 groups, the first half
- * 100 us late), the second late group went whole, and the last partition
- * came 3.0 us after its mark where `none`'s came after 2.0. */
+/* A group that began late, in a round after one that took the late-begin
+ * pause, does not stamp its hand-over: the next group of the laggard's
+ * block, begun right after it, is late too (split at its first mark), not
+ * measured from it. A laggard's block is often more than one group: over
+ * the fabric, 16 KiB in 64 partitions (4 groups, the first half 100 us
+ * late), the second late group went whole, and the last partition came 3.0
+ * us after its mark where `none`'s came after 2.0. Not after a quick round:
+ * a marking thread preempted once between two groups would split every
+ * group after it, each announced ahead for PT_AHEAD_ROUNDS rounds. */
 void pt_timer_handed_over(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
@@ -179,6 +182,7 @@ void pt_timer_round_reset(pt_request *req)
                 s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed);
     s->marks = plain ? NULL : s->part;
     s->catch_late = !background && !plain && long_round;
+    s->after_long = long_round;
     s->span_unseen = plain && s->round % PT_PLAIN_SPAN_EVERY != 0;
     if (s->span_unseen) /* taken as quick */
         atomic_store_explicit(&s->span, PT_SPAN_QUICK, memory_order_relaxed);
@@ -475,7 +479,8 @@ int pt_timer_split_if_late(pt_request *req, int g)
     int was = split_open_group(req, g);
     if (was != PT_GROUP_OPEN && was != PT_GROUP_SPLIT)
         return 0;
-    atomic_store_explicit(&s->groups[g].begun_late, 1, memory_order_relaxed);
+    if (s->after_long)
+        atomic_store_explicit(&s->groups[g].begun_late, 1, memory_order_relaxed);
     return 1; /* split now or by a flush (or announced ahead) */
 }
 

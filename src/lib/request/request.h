@@ -141,6 +141,9 @@ typedef struct pt_send_side {
     int late_on;                   /* this round's hand-overs are stamped and its groups' beginnings
                                       checked for a late one (timer_flush.c: update_late_watch) */
     int late_rounds;               /* rounds left with late_on set */
+    int after_long;                /* the round before took the late-begin pause or more: a group that
+                                      begins late this round carries the late begin on to the next
+                                      (timer_flush.c: pt_timer_handed_over) */
     int span_unseen;               /* a plain round whose span is not measured (PT_PLAIN_SPAN_EVERY) */
     _Atomic int64_t span_from_ticks; /* when this round's first group began (pt_ticks; 0: not yet) */
     atomic_int span;               /* PT_SPAN_*: how long this round's marking took, as its last
