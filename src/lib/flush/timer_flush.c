@@ -108,15 +108,20 @@ static int update_late_watch(pt_send_side *s)
     return span == PT_SPAN_LONG;
 }
 
-/* A group that began late, in a round after one that took the late-begin
- * pause, does not stamp its hand-over: the next group of the laggard's
+/* A group that began late, in a round after one in which a group began
+ * late too, does not stamp its hand-over: the next group of the laggard's
  * block, begun right after it, is late too (split at its first mark), not
  * measured from it. A laggard's block is often more than one group: over
  * the fabric, 16 KiB in 64 partitions (4 groups, the first half 100 us
  * late), the second late group went whole, and the last partition came 3.0
- * us after its mark where `none`'s came after 2.0. Not after a quick round:
- * a marking thread preempted once between two groups would split every
- * group after it, each announced ahead for PT_AHEAD_ROUNDS rounds. */
+ * us after its mark where `none`'s came after 2.0. A laggard comes back
+ * round after round; a preempted marking thread rarely twice in a row.
+ * Carried on after any long round, one preemption split every later group
+ * of its round, each announced ahead for PT_AHEAD_ROUNDS rounds: across
+ * two emulated hosts (TCP at 1 Gbit/s, where every round is long), the
+ * timer's overhead at 64 KiB in 512 partitions with no late partition read
+ * 9.8-23x one send in 4 of 12 launches (docs/library.md, "Over the fabric
+ * too"). */
 void pt_timer_handed_over(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
@@ -182,7 +187,8 @@ void pt_timer_round_reset(pt_request *req)
                 s->round >= atomic_load_explicit(&s->ahead_max, memory_order_relaxed);
     s->marks = plain ? NULL : s->part;
     s->catch_late = !background && !plain && long_round;
-    s->after_long = long_round;
+    s->after_late = atomic_exchange_explicit(&s->begun_late_now, 0, memory_order_relaxed);
+    s->after_stall = atomic_exchange_explicit(&s->stalled_now, 0, memory_order_relaxed);
     s->span_unseen = plain && s->round % PT_PLAIN_SPAN_EVERY != 0;
     if (s->span_unseen) /* taken as quick */
         atomic_store_explicit(&s->span, PT_SPAN_QUICK, memory_order_relaxed);
@@ -479,7 +485,8 @@ int pt_timer_split_if_late(pt_request *req, int g)
     int was = split_open_group(req, g);
     if (was != PT_GROUP_OPEN && was != PT_GROUP_SPLIT)
         return 0;
-    if (s->after_long)
+    atomic_store_explicit(&s->begun_late_now, 1, memory_order_relaxed);
+    if (s->after_late)
         atomic_store_explicit(&s->groups[g].begun_late, 1, memory_order_relaxed);
     return 1; /* split now or by a flush (or announced ahead) */
 }
@@ -500,8 +507,14 @@ int pt_timer_split_if_late(pt_request *req, int g)
  * ahead would send each partition alone for PT_AHEAD_ROUNDS rounds for
  * nothing, and keep a real laggard that comes in them from announcing it
  * again (lib.policies.timer-split-late: its window ended 4 rounds early
- * when the late watch was enough). Its first flush is then the whole group
- * in one run, announced ahead (PT_RUNS_AHEAD), so in the next
+ * when the late watch was enough). And a group's marking must have taken
+ * that pause in the round before too (after_stall): where every round is
+ * long (two emulated hosts, TCP at 1 Gbit/s, 64 KiB in 512 partitions, no
+ * late partition), a marking thread preempted inside one group split it,
+ * and its 16 rounds of lone partitions took the timer's overhead to
+ * 1.6-8.1x one send in 9 of 34 launches (1.6 at most in 28 without the
+ * rule; with this guard 1.04-1.40 in 12). Its first flush is then the
+ * whole group in one run, announced ahead (PT_RUNS_AHEAD), so in the next
  * PT_AHEAD_ROUNDS rounds each of its partitions goes alone at its mark, as
  * under `none` (over MPI into a receive posted when the round began: a
  * laggard that stays costs a header and a terminator once in
@@ -525,6 +538,9 @@ int pt_timer_split_if_stalled(pt_request *req, int g)
         atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) != PT_GROUP_OPEN ||
         pt_ticks() - begun < s->late_begin_ticks)
         return 0;
+    atomic_store_explicit(&s->stalled_now, 1, memory_order_relaxed);
+    if (!s->after_stall)
+        return 0; /* the first such round: a stall must come back (pt_timer_stamp_begun) */
     return split_open_group(req, g) == PT_GROUP_OPEN; /* else split by a flush meanwhile: finished all the same */
 }
 

@@ -845,8 +845,8 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                     "stalled group or whose marking took %.1f us or more; other rounds send a stalled group whole)",
                     PT_TIMER_WATCH_ROUNDS, (double)pt_timer_late_begin_ns(req) / 1e3);
             if (!req->settings.background) /* the last-mark rule (timer_flush.c) */
-                PUT(" (%s a group of at most %d partitions %swhose marking took %.1f us or more, in a round after "
-                    "one that took as long, is split at its last mark%s, and the next %d rounds send each of its "
+                PUT(" (%s a group of at most %d partitions %swhose marking took %.1f us or more, as a group's did "
+                    "in the round before, is split at its last mark%s, and the next %d rounds send each of its "
                     "partitions at its mark)",
                     ss->thread_only ? "groups this small only by a progress thread, and none runs:"
                                     : "by the application's own MPI calls, as no progress thread runs;",

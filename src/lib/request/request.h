@@ -141,8 +141,12 @@ typedef struct pt_send_side {
     int late_on;                   /* this round's hand-overs are stamped and its groups' beginnings
                                       checked for a late one (timer_flush.c: update_late_watch) */
     int late_rounds;               /* rounds left with late_on set */
-    int after_long;                /* the round before took the late-begin pause or more: a group that
-                                      begins late this round carries the late begin on to the next
+    atomic_int begun_late_now;     /* some group began late this round (pt_timer_split_if_late) */
+    atomic_int stalled_now;        /* catch_late: some group's marking took the late-begin pause this round */
+    int after_stall;               /* ... in the round before: such a group is split at its last mark
+                                      (pt_timer_split_if_stalled) */
+    int after_late;                /* some group began late in the round before: one that begins late
+                                      this round carries the late begin on to the next group
                                       (timer_flush.c: pt_timer_handed_over) */
     int span_unseen;               /* a plain round whose span is not measured (PT_PLAIN_SPAN_EVERY) */
     _Atomic int64_t span_from_ticks; /* when this round's first group began (pt_ticks; 0: not yet) */
