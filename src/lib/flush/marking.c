@@ -458,8 +458,11 @@ __attribute__((always_inline)) static inline int mark(pt_request *req, int p, co
      * orders this partition's READY before the load), and that flush takes
      * this partition along. Skipping a split group's mark hangs the round
      * (lib.policies.timer-split-late, timer-late-order). */
-    if (atomic_load(&s->any_split) && atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT)
+    if (atomic_load(&s->any_split) && atomic_load_explicit(&s->groups[g].state, memory_order_acquire) == PT_GROUP_SPLIT) {
+        if (!before)
+            pt_timer_split_begun(req, g);
         return send_late(req, g, p, call);
+    }
     if (!before)
         return group_begun(req, g, p, call);
     return MPI_SUCCESS;

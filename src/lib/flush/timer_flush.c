@@ -116,12 +116,14 @@ static int update_late_watch(pt_send_side *s)
  * late), the second late group went whole, and the last partition came 3.0
  * us after its mark where `none`'s came after 2.0. A laggard comes back
  * round after round; a preempted marking thread rarely twice in a row.
- * Carried on after any long round, one preemption split every later group
- * of its round, each announced ahead for PT_AHEAD_ROUNDS rounds: across
- * two emulated hosts (TCP at 1 Gbit/s, where every round is long), the
- * timer's overhead at 64 KiB in 512 partitions with no late partition read
- * 9.8-23x one send in 4 of 12 launches (docs/library.md, "Over the fabric
- * too"). */
+ * Over the fabric only: over MPI a false split's lone messages are dear,
+ * and carried on there, one preemption split every later group of its
+ * round, each announced ahead for PT_AHEAD_ROUNDS rounds: across two
+ * emulated hosts (TCP at 1 Gbit/s), the timer's overhead at 64 KiB in 512
+ * partitions with no late partition read 9.8-23x one send in 4 of 12
+ * launches after any long round, 11.6x in 1 of 12 after a late begin
+ * (1.02-1.11 in 12 without; docs/library.md, "Over the fabric too"). The
+ * MPI transport's plans put a laggard's block in fewer groups. */
 void pt_timer_handed_over(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
@@ -474,21 +476,36 @@ static int split_open_group(pt_request *req, int g)
     return expected;
 }
 
-int pt_timer_split_if_late(pt_request *req, int g)
+/* Whether group g, at one of its chunks' first marks, begins late (the
+ * late-begin pause after the round's last stamped hand-over); if so it is
+ * noted for pt_timer_handed_over. (lone_waits: sent alone, each partition
+ * would wait for a handshake: the rule does not hold.) */
+static int begins_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
-    pt_timer_span_begun(req);
     int64_t quiet = atomic_load_explicit(&s->last_issue_ticks, memory_order_relaxed);
     if (!quiet || s->lone_waits || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
         pt_ticks() - quiet < s->late_begin_ticks)
-        return 0; /* (lone_waits: sent alone, each partition would wait for a handshake) */
-    int was = split_open_group(req, g);
-    if (was != PT_GROUP_OPEN && was != PT_GROUP_SPLIT)
         return 0;
     atomic_store_explicit(&s->begun_late_now, 1, memory_order_relaxed);
-    if (s->after_late)
+    if (s->after_late && req->tp_ops->cheap_runs)
         atomic_store_explicit(&s->groups[g].begun_late, 1, memory_order_relaxed);
-    return 1; /* split now or by a flush (or announced ahead) */
+    return 1;
+}
+
+int pt_timer_split_if_late(pt_request *req, int g)
+{
+    pt_timer_span_begun(req);
+    if (!begins_late(req, g))
+        return 0;
+    int was = split_open_group(req, g);
+    return was == PT_GROUP_OPEN || was == PT_GROUP_SPLIT; /* split now or by a flush */
+}
+
+void pt_timer_split_begun(pt_request *req, int g)
+{
+    if (req->u.s.late_on)
+        begins_late(req, g);
 }
 
 /* Without a progress thread nothing looks at a group while a laggard holds

@@ -26,6 +26,10 @@ void pt_timer_span_begun(pt_request *req);
 /* Group g's first partition was just marked: if the group begins late, split
  * it now and return 1; the caller then sends that partition as a late one. */
 int pt_timer_split_if_late(pt_request *req, int g);
+/* A group already split (announced ahead for this round) begins: noted if
+ * it begins late, as pt_timer_split_if_late notes it, so that the next group
+ * of a laggard's block is late too (pt_timer_handed_over). */
+void pt_timer_split_begun(pt_request *req, int g);
 /* Without a progress thread, in a round that catches stalls (catch_late):
  * group g's first partition was just marked (its chunk's first mark). */
 void pt_timer_stamp_begun(pt_request *req, int g);
