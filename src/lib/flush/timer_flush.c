@@ -226,6 +226,11 @@ static int claim(pt_send_side *s, int p)
     return atomic_compare_exchange_strong(&s->part[p], &ready, PT_PART_SENT);
 }
 
+/* Whether group g is small enough (PT_LATE_MAX partitions) for the rules
+ * that send each of its partitions alone: the late-begin and last-mark
+ * rules, and an announcement ahead over the fabric. */
+static int may_go_alone(const pt_send_side *s, int g) { return s->bound[g + 1] - s->bound[g] <= PT_LATE_MAX; }
+
 /* Whether a split group is announced ahead. Over the MPI transport always:
  * its runs wait for a header. Over the fabric it spares the next rounds the
  * split (with the progress thread: finding the stall, its flush, each later
@@ -239,8 +244,7 @@ static int claim(pt_send_side *s, int p)
  * 4-64 KiB in 512 partitions, announced). */
 static int ahead_pays(const pt_request *req, int g)
 {
-    const pt_send_side *s = &req->u.s;
-    return !req->tp_ops->cheap_runs || s->bound[g + 1] - s->bound[g] <= PT_LATE_MAX;
+    return !req->tp_ops->cheap_runs || may_go_alone(&req->u.s, g);
 }
 
 /* Group g's ready partitions as runs: its first flush of the round (late
@@ -485,7 +489,7 @@ static int begins_late(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     int64_t quiet = atomic_load_explicit(&s->last_issue_ticks, memory_order_relaxed);
-    if (!quiet || s->lone_waits || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
+    if (!quiet || s->lone_waits || !may_go_alone(s, g) ||
         pt_ticks() - quiet < s->late_begin_ticks)
         return 0;
     atomic_store_explicit(&s->begun_late_now, 1, memory_order_relaxed);
@@ -505,8 +509,7 @@ int pt_timer_split_if_late(pt_request *req, int g)
 
 void pt_timer_split_begun(pt_request *req, int g)
 {
-    if (req->u.s.late_on)
-        begins_late(req, g);
+    (void)begins_late(req, g); /* (late_on clear: no hand-over stamped, so never late) */
 }
 
 /* Without a progress thread nothing looks at a group while a laggard holds
@@ -552,7 +555,7 @@ int pt_timer_split_if_stalled(pt_request *req, int g)
 {
     pt_send_side *s = &req->u.s;
     int64_t begun = atomic_load_explicit(&s->groups[g].begun_ticks, memory_order_relaxed);
-    if (!begun || s->bound[g + 1] - s->bound[g] > PT_LATE_MAX ||
+    if (!begun || !may_go_alone(s, g) ||
         atomic_load_explicit(&s->groups[g].state, memory_order_relaxed) != PT_GROUP_OPEN ||
         pt_ticks() - begun < s->late_begin_ticks)
         return 0;
