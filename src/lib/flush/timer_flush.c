@@ -560,7 +560,14 @@ int pt_timer_split_if_stalled(pt_request *req, int g)
         pt_ticks() - begun < s->late_begin_ticks)
         return 0;
     atomic_store_explicit(&s->stalled_now, 1, memory_order_relaxed);
-    if (!s->after_stall)
+    /* The round right after group g's rounds announced ahead counts as one
+     * after a stall: in those rounds its partitions went at their marks, so
+     * it could not stall, and the stall that announced it had come back
+     * already. Before, a laggard that stayed sent the group whole once more
+     * there and at its last mark in the round after: two rounds in
+     * PT_AHEAD_ROUNDS + 2 as under `model`, now one in PT_AHEAD_ROUNDS + 1
+     * (lib.stall.timer-no-thread-*, 20 rounds). */
+    if (!s->after_stall && (!s->groups[g].ahead_end || s->round != s->groups[g].ahead_end))
         return 0; /* the first such round: a stall must come back (pt_timer_stamp_begun) */
     return split_open_group(req, g) == PT_GROUP_OPEN; /* else split by a flush meanwhile: finished all the same */
 }
