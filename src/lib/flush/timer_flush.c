@@ -567,7 +567,7 @@ int pt_timer_split_if_stalled(pt_request *req, int g)
      * there and at its last mark in the round after: two rounds in
      * PT_AHEAD_ROUNDS + 2 as under `model`, now one in PT_AHEAD_ROUNDS + 1
      * (lib.stall.timer-no-thread-*, 20 rounds). */
-    if (!s->after_stall && (!s->groups[g].ahead_end || s->round != s->groups[g].ahead_end))
+    if (!s->after_stall && !pt_ahead_just_ended(s->round, s->groups[g].ahead_end))
         return 0; /* the first such round: a stall must come back (pt_timer_stamp_begun) */
     return split_open_group(req, g) == PT_GROUP_OPEN; /* else split by a flush meanwhile: finished all the same */
 }

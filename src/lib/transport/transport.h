@@ -57,6 +57,8 @@ enum {
 static inline int pt_ahead_end(int announcing_round) { return announcing_round + 1 + PT_AHEAD_ROUNDS; }
 /* Whether `round` is one of the rounds announced ahead up to `end` (0: none). */
 static inline int pt_ahead_in(int round, int end) { return round < end && round >= end - PT_AHEAD_ROUNDS; }
+/* Whether `round` is the first one after the rounds announced up to `end` (0: none). */
+static inline int pt_ahead_just_ended(int round, int end) { return end && round == end; }
 
 typedef struct pt_transport_ops {
     const char *name; /* "mpi" */
