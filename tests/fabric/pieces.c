@@ -11,7 +11,10 @@
  * 1024 writes of three pieces each, so the provider's inject queue fills and
  * writes are resumed midway. The sender's Partita_Request_why counts the
  * writes that went in pieces: a message in at most 4 (none's messages of a
- * partition too), a run of the timer's late partitions in up to 32.
+ * partition too), a run of the timer's late partitions in up to 32, but the
+ * round's last write as a message when the receiver is done with the writes
+ * before it: in 2 partitions of 24 or 32 KiB, the second 2 ms late, each
+ * round's writes in pieces are its runs less one.
  * Usage: partita-test-fabric-pieces */
 #include "fabric_round.h"
 
@@ -179,6 +182,49 @@ static void rounds_of(int rank, size_t part, int parts, long late_us)
     free(buf);
 }
 
+/* 2 partitions of part bytes (over a message's limit of pieces, within a
+ * run's, under the size of a split copy), the second 2 ms late: partition 0
+ * alone is the only run that is not the round's last write, and the last
+ * goes long after it, so every round's writes in pieces are its runs less
+ * one (none in a round without runs: one message, whole). The timer must split in some round (polled rounds if its
+ * progress thread got no core in time). */
+static void last_run_rounds(int rank, size_t part)
+{
+    unsigned char *buf = malloc(2 * part);
+    CHECK(buf != NULL, "out of memory for %zu bytes", 2 * part);
+    MPI_Request req;
+    if (rank == 0)
+        OK(MPI_Psend_init(buf, 2, (MPI_Count)part, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    else
+        OK(MPI_Precv_init(buf, 2, (MPI_Count)part, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    int split_rounds = 0;
+    for (int round = 0; round < ROUNDS || (round < ROUNDS + POLLED_ROUNDS && !split_rounds); round++) {
+        int polled = round >= ROUNDS;
+        size_t piece = 0;
+        long before = 0, after = 0;
+        int runs = 0;
+        if (rank == 0)
+            pieces_of(req, &piece, &before);
+        one_round(rank, &req, buf, part, 2, polled ? POLLED_LATE_US : 2000, polled, round);
+        if (rank == 0) {
+            pieces_of(req, &piece, &after);
+            OK(Partita_Request_runs(req, &runs));
+            long want = piece && runs > 1 ? runs - 1 : 0;
+            CHECK(after - before == want,
+                  "2 partitions of %zu bytes, the second late, round %d: %d runs, %ld writes in pieces, not %ld "
+                  "(the round's last write goes as a message: whole)", part, round, runs, after - before, want);
+            split_rounds += runs > 0;
+        }
+        OK(MPI_Bcast(&split_rounds, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    }
+    fabric_expect_transport(req);
+    if (rank == 0 && ptest_policy_is("timer"))
+        CHECK(split_rounds > 0, "2 partitions of %zu bytes, the second late: the timer never split in %d rounds",
+              part, ROUNDS + POLLED_ROUNDS);
+    OK(MPI_Request_free(&req));
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -193,5 +239,7 @@ int main(int argc, char **argv)
         rounds_of(rank, parts_of[k], 8, 2000);
     }
     rounds_of(rank, 12288, 1024, 0); /* 3072 pieces marked back to back */
+    last_run_rounds(rank, 24576);
+    last_run_rounds(rank, 32768);
     return ptest_finish("fabric-pieces");
 }

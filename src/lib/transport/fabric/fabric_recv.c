@@ -103,7 +103,8 @@ int pt_fab_recv_whole(pt_fab_recv *t, uint64_t imm)
         len = (size_t)count * t->part_bytes;
         in = &t->run_pieces[first];
     }
-    unsigned n = pt_fab_splits(len, run, t->split_min, t->run_split_min) ? 2 : pt_fab_pieces(len, t->piece, run);
+    unsigned n = pt_fab_splits(len, run, t->split_min, t->run_split_min) ? 2
+                 : pt_fab_pieces(len, t->piece, pt_imm_run_pieces(imm));
     if (n > 1 && ++*in < n)
         return 0;
     *in = 0;

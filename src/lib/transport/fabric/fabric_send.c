@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "planner/planner.h"
+#include "request/clock.h"
 #include "request/errors.h"
 #include "request/request.h"
 #include "transport/fabric/fabric_ids.h"
@@ -73,7 +74,7 @@ static int post(pt_fab_send *s, pt_fab_pending *it)
     } else {
         pt_fab_put_write w = {.src = s->src + it->offset, .desc = s->mr.desc, .len = it->len, .dest = s->dest,
                               .raddr = s->reply.base + it->offset, .key = s->reply.key, .imm = imm,
-                              .piece = s->piece, .run = it->kind == PT_IMM_RUN};
+                              .piece = s->piece, .run = pt_imm_run_pieces(imm)};
         size_t before = it->sent;
         rc = pt_fab_put(s->ctx, &w, &it->sent, &s->wops[n].op, &completes);
         /* only a write in pieces advances it->sent: counted once, at its first piece */
@@ -180,8 +181,31 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * (4 threads, one 1 ms late, 6 launches). */
 #define PT_FAB_POLL_IN_PREADY_MAX ((size_t)64 << 10)
 
+/* The receiver copies a piece's worth of bytes in about this long where
+ * copies run slow (above). */
+#define PT_FAB_PIECE_COPY_NS 1000
+
+/* qlock held, for a run of len bytes just queued: PT_IMM_RUN_MSG_PIECES if
+ * it is the round's last write (every sender partition is queued) and the
+ * run before it went long enough ago for the receiver to have copied it (a
+ * piece's worth in PT_FAB_PIECE_COPY_NS), else 0 (fabric_wire.h). Under a
+ * laggard that marks its partitions back to back the receiver is still
+ * copying the runs before: at 2 MiB in 64 partitions (32 KiB each) under
+ * partita-p2p's laggard (4 threads, one 1 ms late, 10 launches), sending
+ * every round's last run as one write took the laggard's perceived
+ * bandwidth to 0.58x of pieces. */
+static uint64_t lone_last_run(pt_fab_send *s, size_t len)
+{
+    int64_t now = pt_ticks();
+    int lone = s->parts_queued == s->req->partitions &&
+               (s->run_ticks == 0 || now - s->run_ticks >= s->run_copy_ticks);
+    s->run_ticks = now;
+    s->run_copy_ticks = s->piece ? (int64_t)((len + s->piece - 1) / s->piece) * s->piece_copy_ticks : 0;
+    return lone ? PT_IMM_RUN_MSG_PIECES : 0;
+}
+
 /* Queue bytes [offset, offset + len) with its immediate; post it if it may go. */
-static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uint64_t low)
+static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uint64_t low, int parts)
 {
     pt_fab_send *s = state(req);
     pthread_mutex_lock(&s->qlock);
@@ -189,6 +213,9 @@ static int submit(pt_request *req, size_t offset, size_t len, unsigned kind, uin
     if (s->qtail == s->qcap) {
         rc = -FI_EOVERFLOW; /* more than a round holds: a bug above the seam */
     } else {
+        s->parts_queued += parts;
+        if (kind == PT_IMM_RUN)
+            low |= lone_last_run(s, len);
         s->queue[s->qtail++] = (pt_fab_pending){.offset = offset, .len = len, .kind = kind, .low = low};
         rc = ready(s) ? drain(s) : len <= PT_FAB_POLL_IN_PREADY_MAX ? advance(s) : 0;
         if (rc == 0)
@@ -209,7 +236,8 @@ int pt_fab_send_message(pt_request *req, int j)
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return submit(req, s->off[j], s->off[j + 1] - s->off[j], PT_IMM_MESSAGE, (uint64_t)j);
+    return submit(req, s->off[j], s->off[j + 1] - s->off[j], PT_IMM_MESSAGE, (uint64_t)j,
+                  ss->cut ? 0 : ss->bound[j + 1] - ss->bound[j]);
 }
 
 /* A stall's runs (PT_RUNS_EARLY) to a peer on another host go in writes of
@@ -236,7 +264,7 @@ static int run_write_parts(const pt_request *req, int flags)
 {
     size_t w = state(req)->early_write;
     if (!(flags & PT_RUNS_EARLY) || w == 0 || req->part_bytes == 0)
-        return INT_MAX;
+        return PT_IMM_COUNT_MAX;
     if (req->part_bytes >= w)
         return 1;
     return (int)((w + req->part_bytes - 1) / req->part_bytes);
@@ -256,8 +284,8 @@ int pt_fab_send_runs(pt_request *req, int g, const pt_run *runs, int n, int flag
         for (int p = runs[k].first, end = runs[k].first + runs[k].count; p < end;) {
             int count = end - p < most ? end - p : most;
             size_t off = (size_t)p * req->part_bytes, len = (size_t)count * req->part_bytes;
-            uint64_t low = (uint64_t)p << PT_IMM_PART_BITS | (uint64_t)count;
-            if ((rc = submit(req, off, len, PT_IMM_RUN, low)) != MPI_SUCCESS)
+            uint64_t low = pt_imm_run_low((uint32_t)p, (uint32_t)count);
+            if ((rc = submit(req, off, len, PT_IMM_RUN, low, count)) != MPI_SUCCESS)
                 return rc;
             p += count;
         }
@@ -303,6 +331,8 @@ void pt_fab_send_start(pt_request *req)
     s->round = req->u.s.round + 1;
     s->qhead = s->qtail = 0;
     s->head_next = 0;
+    s->parts_queued = 0;
+    s->run_ticks = 0;
     atomic_store_explicit(&s->posted, 0, memory_order_relaxed);
     atomic_store_explicit(&s->completed, 0, memory_order_relaxed);
     pthread_mutex_unlock(&s->qlock);
@@ -394,6 +424,7 @@ int pt_fab_send_init(pt_request *req)
     h->host = pt_fab_host_hash();
     h->ncand = 1;
     s->piece = pt_fab_piece_size(s->ctx, pt_fab_pieces_wanted());
+    s->piece_copy_ticks = pt_ticks_from_ns(PT_FAB_PIECE_COPY_NS);
     s->early_write = pt_fab_early_split(s->peer) ? PT_FAB_EARLY_WRITE : 0;
     h->piece = (uint32_t)s->piece;
     s->split_min = pt_fab_split_size(provider, pt_fab_split_copy_wanted(), 0);
@@ -454,7 +485,9 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
     int n = !s->piece ? snprintf(text, len, " (every write goes whole")
                       : snprintf(text, len,
                                  " (a write over %zu bytes goes as injected pieces of that size: up to %u of them for a "
-                                 "message, up to %u for a run of partitions sent at their marks after a split; %ld "
+                                 "message, up to %u for a run of partitions sent at their marks after a split, unless "
+                                 "it is the round's last write and the receiver is done with those before it (then as a "
+                                 "message); %ld "
                                  "writes of this layout went in pieces so far",
                                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));

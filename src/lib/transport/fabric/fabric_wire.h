@@ -7,11 +7,13 @@
  *   bits 61-42  the target side's request id (20 bits)
  *   bits 41-0   MESSAGE: the transport message's index (a message the
  *               sender splits, below, comes as two completions naming it)
- *               RUN: the run's first sender partition (bits 41-21) and its
- *               partition count (bits 20-0)
+ *               RUN: whether it goes in pieces by a message's limit (bit
+ *               41: below), the run's first sender partition (bits 40-20)
+ *               and its partition count (bits 19-0)
  *               CREDIT: the round it grants (low 42 bits)
- * Runs (timer policy) therefore need fewer than 2^21 sender partitions, and a
- * process at most 2^20 live fabric requests per context. */
+ * Runs (timer policy) therefore need fewer than 2^21 sender partitions (a
+ * longer run goes in writes of at most 2^20 - 1), and a process at most 2^20
+ * live fabric requests per context. */
 #ifndef PARTITA_FABRIC_WIRE_H
 #define PARTITA_FABRIC_WIRE_H
 
@@ -25,21 +27,33 @@ enum { PT_IMM_MESSAGE = 0, PT_IMM_RUN = 1, PT_IMM_CREDIT = 2, PT_IMM_REPLY = 3 }
 #define PT_IMM_ID_MAX ((1u << PT_IMM_ID_BITS) - 1)
 #define PT_IMM_PART_BITS 21
 #define PT_IMM_PART_MAX ((1u << PT_IMM_PART_BITS) - 1)
+#define PT_IMM_COUNT_BITS 20
+#define PT_IMM_COUNT_MAX ((1u << PT_IMM_COUNT_BITS) - 1)
+#define PT_IMM_RUN_MSG_PIECES (UINT64_C(1) << 41)
 #define PT_IMM_LOW_MASK ((UINT64_C(1) << 42) - 1)
 
 static inline uint64_t pt_imm(unsigned kind, uint32_t id, uint64_t low)
 {
     return (uint64_t)kind << 62 | (uint64_t)(id & PT_IMM_ID_MAX) << 42 | (low & PT_IMM_LOW_MASK);
 }
+static inline uint64_t pt_imm_run_low(uint32_t first, uint32_t count)
+{
+    return (uint64_t)first << PT_IMM_COUNT_BITS | count;
+}
 static inline uint64_t pt_imm_run(uint32_t id, uint32_t first, uint32_t count)
 {
-    return pt_imm(PT_IMM_RUN, id, (uint64_t)first << PT_IMM_PART_BITS | count);
+    return pt_imm(PT_IMM_RUN, id, pt_imm_run_low(first, count));
 }
 static inline unsigned pt_imm_kind(uint64_t imm) { return (unsigned)(imm >> 62); }
 static inline uint32_t pt_imm_id(uint64_t imm) { return (uint32_t)(imm >> 42) & PT_IMM_ID_MAX; }
 static inline uint64_t pt_imm_low(uint64_t imm) { return imm & PT_IMM_LOW_MASK; }
-static inline uint32_t pt_imm_run_first(uint64_t imm) { return (uint32_t)(imm >> PT_IMM_PART_BITS) & PT_IMM_PART_MAX; }
-static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & PT_IMM_PART_MAX; }
+static inline uint32_t pt_imm_run_first(uint64_t imm) { return (uint32_t)(imm >> PT_IMM_COUNT_BITS) & PT_IMM_PART_MAX; }
+static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & PT_IMM_COUNT_MAX; }
+/* Whether a write goes in pieces by a run's limit, not a message's (below). */
+static inline int pt_imm_run_pieces(uint64_t imm)
+{
+    return pt_imm_kind(imm) == PT_IMM_RUN && !(imm & PT_IMM_RUN_MSG_PIECES);
+}
 
 /* Pieces. A write of more than the piece size the sender names in its hello
  * (its provider's inject size, when that is at least PT_FAB_PIECE_MIN) goes
@@ -55,7 +69,15 @@ static inline uint32_t pt_imm_run_count(uint64_t imm) { return (uint32_t)imm & P
  * arrived 21 us after its mark whole against 4 in pieces (docs/library.md).
  * Messages keep the small limit: the marking thread pays for the copies, and
  * in the launches where the copies run slow (about 1 us a piece) up to 32
- * pieces per partition made `none`'s rounds twice as long. */
+ * pieces per partition made `none`'s rounds twice as long. So does a run
+ * flagged PT_IMM_RUN_MSG_PIECES: the round's last write (every sender
+ * partition is queued with it) when the receiver is likely done with the
+ * writes before it (fabric_send.c: lone_last_run). Pieces pay where the
+ * sender's copies of one run overlap the receiver's of the writes before
+ * it; a lone write has nothing to overlap. At 64 KiB in 2 partitions, the
+ * first half 100 us late (shm, 10 launches), the late 32 KiB partition
+ * arrived 7.4-7.5 us after its mark in 8 pieces and 3.7 us as one write, as
+ * `none`'s message does (docs/library.md, "The lone last run"). */
 #define PT_FAB_PIECES_MAX 4u
 #define PT_FAB_RUN_PIECES_MAX 32u
 #define PT_FAB_PIECE_MIN 1024u
