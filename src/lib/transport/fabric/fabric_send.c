@@ -257,9 +257,9 @@ int pt_fab_send_message(pt_request *req, int j)
  * waits for all of them anyway. */
 #define PT_FAB_EARLY_WRITE ((size_t)64 << 10)
 
-/* Partitions per write of a run: all of them, or for a stall's runs to a
- * peer that takes them in pieces (early_write) as many as make that many
- * bytes (at least one). */
+/* Partitions per write of a run: all of them (up to what the immediate's
+ * count holds), or for a stall's runs to a peer that takes them in pieces
+ * (early_write) as many as make that many bytes (at least one). */
 static int run_write_parts(const pt_request *req, int flags)
 {
     size_t w = state(req)->early_write;

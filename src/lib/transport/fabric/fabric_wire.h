@@ -141,7 +141,7 @@ typedef struct pt_fab_put_write {
     fi_addr_t dest;
     uint64_t raddr, key, imm;
     size_t piece;
-    int run; /* a run's write (PT_IMM_RUN) */
+    int run; /* in pieces by a run's limit (pt_imm_run_pieces of its immediate) */
 } pt_fab_put_write;
 
 /* Post the bytes of w from *sent on (fabric_put.c; the context's lock held).
