@@ -112,7 +112,7 @@ typedef struct pt_fab_send {
     int parts_queued;         /* sender partitions queued this round (the run that makes them all is
                                  the round's last write: fabric_send.c, lone_last_run) */
     int64_t run_ticks;        /* when this round's latest run was queued (pt_ticks; 0: none yet) */
-    int64_t run_copy_ticks;   /* ... and how long the receiver may take to copy it */
+    int64_t copy_left_ticks;  /* ... and the receiver's copying of the round's runs left then */
     int64_t piece_copy_ticks; /* PT_FAB_PIECE_COPY_NS in ticks */
     pt_fab_wop *wops;         /* qcap of them, one per write of a round */
     atomic_int posted;        /* writes (and empty control messages) posted this round */

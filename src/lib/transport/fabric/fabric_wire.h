@@ -71,10 +71,10 @@ static inline int pt_imm_run_pieces(uint64_t imm)
  * in the launches where the copies run slow (about 1 us a piece) up to 32
  * pieces per partition made `none`'s rounds twice as long. So does a run
  * flagged PT_IMM_RUN_MSG_PIECES: the round's last write (every sender
- * partition is queued with it) when the receiver is likely done with the
- * writes before it (fabric_send.c: lone_last_run). Pieces pay where the
- * sender's copies of one run overlap the receiver's of the writes before
- * it; a lone write has nothing to overlap. At 64 KiB in 2 partitions, the
+ * partition is queued with it) when the receiver is likely to have little
+ * left to copy of the runs before it (fabric_send.c: lone_last_run). Pieces
+ * pay where the sender's copies of one run overlap the receiver's of the
+ * runs before it; a lone write has little to overlap. At 64 KiB in 2 partitions, the
  * first half 100 us late (shm, 10 launches), the late 32 KiB partition
  * arrived 7.4-7.5 us after its mark in 8 pieces and 3.7 us as one write, as
  * `none`'s message does (docs/library.md, "The lone last run"). */
