@@ -162,10 +162,7 @@ static void rounds_of(int rank, size_t part, int parts, long late_us)
     unsigned char *buf = malloc(bytes);
     CHECK(buf != NULL, "out of memory for %zu bytes", bytes);
     MPI_Request req;
-    if (rank == 0)
-        OK(MPI_Psend_init(buf, parts, (MPI_Count)part, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    else
-        OK(MPI_Precv_init(buf, parts, (MPI_Count)part, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    ptest_pair_request(rank, buf, parts, (int)part, MPI_BYTE, 9, MPI_INFO_NULL, &req);
     int round = 0;
     for (; round < ROUNDS; round++)
         one_round(rank, &req, buf, part, parts, late_us, 0, round);
@@ -186,17 +183,15 @@ static void rounds_of(int rank, size_t part, int parts, long late_us)
  * run's, under the size of a split copy), the second 2 ms late: partition 0
  * alone is the only run that is not the round's last write, and the last
  * goes long after it, so every round's writes in pieces are its runs less
- * one (none in a round without runs: one message, whole). The timer must split in some round (polled rounds if its
- * progress thread got no core in time). */
+ * one (none in a round without runs: one message, whole). The timer must
+ * split in some round (polled rounds if its progress thread got no core in
+ * time). */
 static void last_run_rounds(int rank, size_t part)
 {
     unsigned char *buf = malloc(2 * part);
     CHECK(buf != NULL, "out of memory for %zu bytes", 2 * part);
     MPI_Request req;
-    if (rank == 0)
-        OK(MPI_Psend_init(buf, 2, (MPI_Count)part, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
-    else
-        OK(MPI_Precv_init(buf, 2, (MPI_Count)part, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    ptest_pair_request(rank, buf, 2, (int)part, MPI_BYTE, 9, MPI_INFO_NULL, &req);
     int split_rounds = 0;
     for (int round = 0; round < ROUNDS || (round < ROUNDS + POLLED_ROUNDS && !split_rounds); round++) {
         int polled = round >= ROUNDS;

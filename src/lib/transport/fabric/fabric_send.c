@@ -192,11 +192,12 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * (fabric_wire.h). The receiver is taken to copy a piece's worth in
  * PT_FAB_PIECE_COPY_NS, from when each run of more than a piece is queued.
  * A last run right after one other is lone by this rule; after a laggard's
- * partitions marked back to back it is not. Under partita-p2p's laggard (4 threads, one 1 ms late,
- * 10 launches), at 2 MiB in 64 partitions (the late thread's 16 of 32 KiB
- * back to back) sending the last run as one write regardless took perceived
- * bandwidth to 0.77x of pieces; with this rule 1.00x, and 1.20x at 256 KiB
- * in 8 (its 2 back to back; docs/library.md, "The lone last run"). */
+ * partitions marked back to back it is not. Under partita-p2p's laggard (4
+ * threads, one 1 ms late, 10 launches), at 2 MiB in 64 partitions (the late
+ * thread's 16 of 32 KiB back to back) sending the last run as one write
+ * regardless took perceived bandwidth to 0.77x of pieces; with this rule
+ * 1.00x, and 1.20x at 256 KiB in 8 (its 2 back to back; docs/library.md,
+ * "The lone last run"). */
 static uint64_t lone_last_run(pt_fab_send *s, size_t len)
 {
     if (!s->piece || len <= s->piece)
@@ -493,9 +494,8 @@ void pt_fab_describe(const pt_request *req, char *text, size_t len)
                       : snprintf(text, len,
                                  " (a write over %zu bytes goes as injected pieces of that size: up to %u of them for a "
                                  "message, up to %u for a run of partitions sent at their marks after a split, unless "
-                                 "it is the round's last write and the receiver has little left to copy of those before it "
-                                 "(then as a message); %ld "
-                                 "writes of this layout went in pieces so far",
+                                 "it is the round's last write and the receiver has little left to copy of those "
+                                 "before it (then as a message); %ld writes of this layout went in pieces so far",
                                  s->piece, PT_FAB_PIECES_MAX, PT_FAB_RUN_PIECES_MAX,
                                  atomic_load_explicit(&s->pieced, memory_order_relaxed));
     if (n >= 0 && (size_t)n < len && s->split_min) {

@@ -74,10 +74,10 @@ static inline int pt_imm_run_pieces(uint64_t imm)
  * partition is queued with it) when the receiver is likely to have little
  * left to copy of the runs before it (fabric_send.c: lone_last_run). Pieces
  * pay where the sender's copies of one run overlap the receiver's of the
- * runs before it; a lone write has little to overlap. At 64 KiB in 2 partitions, the
- * first half 100 us late (shm, 10 launches), the late 32 KiB partition
- * arrived 7.4-7.5 us after its mark in 8 pieces and 3.7 us as one write, as
- * `none`'s message does (docs/library.md, "The lone last run"). */
+ * runs before it; a lone write has little to overlap. At 64 KiB in 2
+ * partitions, the first half 100 us late (shm, 10 launches), the late 32 KiB
+ * partition arrived 7.4-7.6 us after its mark in 8 pieces and 3.7-4.0 us as
+ * one write, as `none`'s message does (docs/library.md, "The lone last run"). */
 #define PT_FAB_PIECES_MAX 4u
 #define PT_FAB_RUN_PIECES_MAX 32u
 #define PT_FAB_PIECE_MIN 1024u
