@@ -5,6 +5,11 @@ set(PARTITA_TEST_ENV
   "OMPI_MCA_rmaps_base_oversubscribe=true" "PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe"
   "OMPI_MCA_btl=self,vader,tcp" "OMP_WAIT_POLICY=passive")
 set(PARTITA_EXPECT_ERROR ${CMAKE_SOURCE_DIR}/cmake/expect-error.sh)
+# A test judged by its output must exit 0 too (cmake/exit-status.sh says why):
+# partita_mpi_test's PASS_REGEX runs the command through it; a test set up
+# with add_test calls partita_exit_status_test instead.
+set(PARTITA_EXIT_STATUS ${CMAKE_SOURCE_DIR}/cmake/exit-status.sh)
+set(PARTITA_EXIT_STATUS_FAIL "exit-status: the test exited with status")
 
 # Open MPI 5's own partitioned communication (part/persist) hangs in MPI_Parrived
 # polling when the receiver's partition count differs from the sender's, and now
@@ -28,13 +33,14 @@ function(partita_mpi_test)
   set(launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${MPIEXEC_PREFLAGS})
   if(T_EXPECT_ERROR)
     add_test(NAME ${T_NAME} COMMAND ${PARTITA_EXPECT_ERROR} ${T_TIMEOUT} "${T_EXPECT_ERROR}" ${launch} ${T_COMMAND})
+  elseif(T_PASS_REGEX)
+    add_test(NAME ${T_NAME} COMMAND ${PARTITA_EXIT_STATUS} ${launch} ${T_COMMAND})
+    set_tests_properties(${T_NAME} PROPERTIES PASS_REGULAR_EXPRESSION "${T_PASS_REGEX}"
+      FAIL_REGULAR_EXPRESSION "${PARTITA_EXIT_STATUS_FAIL}")
   else()
     add_test(NAME ${T_NAME} COMMAND ${launch} ${T_COMMAND})
   endif()
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} ENVIRONMENT "${PARTITA_TEST_ENV};${T_ENV}")
-  if(T_PASS_REGEX)
-    set_tests_properties(${T_NAME} PROPERTIES PASS_REGULAR_EXPRESSION "${T_PASS_REGEX}")
-  endif()
   if(T_LABELS)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}")
   endif()
@@ -101,4 +107,14 @@ function(partita_mpi_memory_limit_test)
     LABELS ${M_LABELS}
     COMMAND ${BASH_PROGRAM} ${PROJECT_SOURCE_DIR}/tests/env_per_rank.sh PT_ADDRESS_LIMIT_KB ${limits}
     ${BASH_PROGRAM} -c "ulimit -v \"$PT_ADDRESS_LIMIT_KB\" && exec \"$0\" \"$@\"" ${M_COMMAND})
+endfunction()
+
+# partita_exit_status_test(NAME n PASS_REGEX re COMMAND prog args...): a test
+# that is not an MPI launch, judged by its output and its exit status both.
+# The caller sets its other properties.
+function(partita_exit_status_test)
+  cmake_parse_arguments(X "" "NAME;PASS_REGEX" "COMMAND" ${ARGN})
+  add_test(NAME ${X_NAME} COMMAND ${PARTITA_EXIT_STATUS} ${X_COMMAND})
+  set_tests_properties(${X_NAME} PROPERTIES PASS_REGULAR_EXPRESSION "${X_PASS_REGEX}"
+    FAIL_REGULAR_EXPRESSION "${PARTITA_EXIT_STATUS_FAIL}")
 endfunction()

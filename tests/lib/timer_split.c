@@ -26,7 +26,8 @@
  * MPI call, so nothing checks for a stall, marks partition 0 and reads
  * Partita_Request_runs before marking the rest. Back-to-back rounds, with no
  * sleep, must not all split: a group begun right after another went is not
- * late. Over MPI, whose runs are not cheap, the first late round announces
+ * late (judged when this test's clock saw each of them marked in less than
+ * the late-begin pause the why text names; not so under ThreadSanitizer). Over MPI, whose runs are not cheap, the first late round announces
  * the group ahead: in the rounds after it that the why text names, it goes
  * alone from the start, late or not, and after them whole again. After more
  * quick rounds than the why text names the rule rests: a laggard's first
@@ -177,10 +178,11 @@ static int thread_rounds(int rank, unsigned char *buf, size_t total, int quick, 
  * was marked; marking_s[round] how long its marking took.
  * Runs are cheap over the fabric only (fabric: PARTITA_TRANSPORT=fabric);
  * over MPI, *ahead is the number of rounds after a late one that the why
- * text says group 0 then goes alone from the start (0: it says none), and
- * *rests_after after how many quick rounds in a row the late-begin rule rests. */
+ * text says group 0 then goes alone from the start (0: it says none),
+ * *rests_after after how many quick rounds in a row the late-begin rule rests
+ * and *pause_s the late-begin pause it names. */
 static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int rounds, const int *lagged, int *runs,
-                              double *marking_s, int *ahead, int *rests_after)
+                              double *marking_s, int *ahead, int *rests_after, double *pause_s)
 {
     const int parts = 8;
     const size_t total = 8192;
@@ -204,6 +206,9 @@ static void late_begun_rounds(int rank, int fabric, unsigned char *buf, int roun
             rests--;
         *rests_after = rests && !strncmp(rests, "after ", 6) ? atoi(rests + strlen("after ")) : 0;
         CHECK(*rests_after > 0, "why does not say after how many quick rounds the late-begin rule rests: '%s'", why);
+        const char *begins = strstr(why, " that begins "); /* "... that begins 25.0 us or more after ..." */
+        *pause_s = begins ? atof(begins + strlen(" that begins ")) * 1e-6 : 0;
+        CHECK(*pause_s > 0, "why does not name the late-begin pause: '%s'", why);
         CHECK((next == NULL) == fabric, "why says '%s'", why);
     }
     for (int round = 0; round < rounds; round++)
@@ -241,15 +246,32 @@ int main(int argc, char **argv)
         enum { QUICK = 4, LATE = 6, AFTER = 40, LATE2 = 3, REPS = 3, FIRST = QUICK + LATE + AFTER,
                ROUNDS = FIRST + REPS * (LATE2 + AFTER) };
         int runs[ROUNDS] = { 0 }, lagged[ROUNDS] = { 0 }, ahead = 0, rests_after = 0;
-        double marking_s[ROUNDS] = { 0 };
+        double marking_s[ROUNDS] = { 0 }, pause_s = 0;
         for (int round = 0; round < ROUNDS; round++)
             lagged[round] = (round >= QUICK && round < QUICK + LATE) || (round >= FIRST && (round - FIRST) %
                                                                          (LATE2 + AFTER) < LATE2);
-        late_begun_rounds(rank, fabric, buf, ROUNDS, lagged, runs, marking_s, &ahead, &rests_after);
+        late_begun_rounds(rank, fabric, buf, ROUNDS, lagged, runs, marking_s, &ahead, &rests_after, &pause_s);
         if (rank == 0) {
             const char *tp = fabric ? "fabric" : "mpi";
-            CHECK(split_rounds(runs, 0, QUICK) < QUICK, "%s: %d of %d rounds marked back to back split a group at "
-                  "its first mark", tp, split_rounds(runs, 0, QUICK), QUICK);
+            /* Back to back is the test's intent, not a promise of the machine:
+             * a request's first rounds touch pages for the first time, and
+             * under ThreadSanitizer they took 25-430 us. A round whose marking
+             * took the late-begin pause by this test's own clock may rightly
+             * split group 0 (the library's interval, hand-over to first mark,
+             * lies inside it), and the rounds after a split send it alone or
+             * announce it ahead, quick or not: so the stretch is judged only
+             * when every round of it was marked in less. */
+            int slow = 0;
+            for (int k = 0; k < QUICK; k++)
+                slow += marking_s[k] >= pause_s;
+            if (!slow)
+                CHECK(split_rounds(runs, 0, QUICK) < QUICK, "%s: %d of %d rounds marked back to back (each in under "
+                      "%.1f us) split a group at its first mark", tp, split_rounds(runs, 0, QUICK), QUICK,
+                      pause_s * 1e6);
+            else
+                printf("timer_split: not checked whether rounds marked back to back split: %d of the first %d took "
+                       "the late-begin pause of %.1f us to mark (a slow or busy machine)\n", slow, QUICK,
+                       pause_s * 1e6);
             CHECK(split_rounds(runs, QUICK, QUICK + LATE) == LATE,
                   "%s: %d of %d rounds whose group 0 began 1 ms late split it at once", tp,
                   split_rounds(runs, QUICK, QUICK + LATE), LATE);
