@@ -181,9 +181,16 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * (4 threads, one 1 ms late, 6 launches). */
 #define PT_FAB_POLL_IN_PREADY_MAX ((size_t)64 << 10)
 
-/* The receiver copies a piece's worth of bytes in about this long where
- * copies run slow (above). */
-#define PT_FAB_PIECE_COPY_NS 1000
+/* The receiver copies a piece's worth of bytes in about this long (the
+ * probe's writes in pieces follow each other every 0.55 us a piece over
+ * shm). What it decides is after how many runs of 32 KiB marked back to
+ * back the last one still goes lone (lone_last_run), on the 2-core VM:
+ * with 1000 ns after 2, not 4 (256 KiB in 8 partitions, half of them 100
+ * us late: timer/none@fabric by t_last 1.30 [1.18-1.39], 12 launches);
+ * with 750 ns after 4 (1.55 [1.46-2.50]) but not 16 (partita-p2p's
+ * laggard at 2 MiB in 64: 0.98x of 1000 ns', 15 launches, inside its
+ * range); with 550 ns after 16 too (0.91x there, below its range). */
+#define PT_FAB_PIECE_COPY_NS 750
 
 /* qlock held, for a run of len bytes just queued: PT_IMM_RUN_MSG_PIECES if
  * it is the round's last write (every sender partition is queued) and the
@@ -191,13 +198,13 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * (what the sender's copies of its pieces would overlap), else 0
  * (fabric_wire.h). The receiver is taken to copy a piece's worth in
  * PT_FAB_PIECE_COPY_NS, from when each run of more than a piece is queued.
- * A last run right after one other is lone by this rule; after a laggard's
- * partitions marked back to back it is not. Under partita-p2p's laggard (4
- * threads, one 1 ms late, 10 launches), at 2 MiB in 64 partitions (the late
- * thread's 16 of 32 KiB back to back) sending the last run as one write
- * regardless took perceived bandwidth to 0.77x of pieces; with this rule
- * 1.00x, and 1.20x at 256 KiB in 8 (its 2 back to back; docs/library.md,
- * "The lone last run"). */
+ * So a last run right after one or a few others is lone, and one after
+ * many of a laggard's partitions marked back to back is not: under
+ * partita-p2p's laggard (4 threads, one 1 ms late, 10 launches), at 2 MiB
+ * in 64 partitions (the late thread's 16 of 32 KiB back to back) sending
+ * the last run as one write regardless took perceived bandwidth to 0.77x
+ * of pieces; with this rule 1.00x, and 1.20x at 256 KiB in 8 (its 2 back
+ * to back; docs/library.md, "The lone last run"). */
 static uint64_t lone_last_run(pt_fab_send *s, size_t len)
 {
     if (!s->piece || len <= s->piece)
