@@ -144,6 +144,7 @@ typedef struct pt_fab_recv {
     pt_fab_mr mr;
     int credit_due;           /* the round's credit is still to be sent */
     int failed;               /* the fabric cannot serve it (why says how) */
+    atomic_int settled;       /* connected and owing nothing (fabric_recv.c: note_settled) */
     char why[200];
     /* Arrivals, written by whichever thread reads the completion queue (under
      * the context's lock), read by the request's progress: each queue holds
