@@ -98,7 +98,7 @@ void pt_timer_group_closed(struct pt_request *req)
 /* Flush the overdue groups of an armed request; it stays listed until freed.
  * The poll runs in the calling thread: the earliest due check is collected
  * per thread. */
-static _Thread_local int64_t poll_due;
+static _Thread_local int64_t poll_due __attribute__((tls_model("initial-exec")));
 
 /* Nothing of req to watch (no group begun and still open): disarm it, so
  * that the progress thread can sleep until a mark begins a group, then look

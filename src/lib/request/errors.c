@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-_Thread_local const char *pt_call;
+_Thread_local const char *pt_call __attribute__((tls_model("initial-exec")));
 
 static const struct {
     int cls;

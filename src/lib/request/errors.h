@@ -75,7 +75,7 @@ int pt_check_array(const char *call, int count, const MPI_Request reqs[]);
 
 /* The public MPI call this thread is in, for errors found deep inside it
  * (set by the entry points; the hot MPI_Pready passes its name directly). */
-extern _Thread_local const char *pt_call;
+extern _Thread_local const char *pt_call __attribute__((tls_model("initial-exec")));
 static inline void pt_enter(const char *call) { pt_call = call; }
 static inline const char *pt_call_name(void) { return pt_call ? pt_call : "partita progress"; }
 

@@ -14,7 +14,7 @@
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pt_fi_api api;
 static void (*ctype_init)(void); /* __ctype_init of the libc in libfabric's namespace */
-static _Thread_local int thread_ready;
+static _Thread_local int thread_ready __attribute__((tls_model("initial-exec")));
 static int loaded;
 static char load_error[256];
 

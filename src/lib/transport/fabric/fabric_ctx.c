@@ -497,7 +497,7 @@ int pt_fab_poll(pt_fab_ctx *ctx, int max, int locked)
     return rc ? rc : handled;
 }
 
-static _Thread_local int queues_fresh;
+static _Thread_local int queues_fresh __attribute__((tls_model("initial-exec")));
 
 void pt_fab_queues_read(void) { queues_fresh = 1; }
 

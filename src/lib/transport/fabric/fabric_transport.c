@@ -48,7 +48,7 @@ int pt_fab_next_tag(void) { return (int)(((unsigned)atomic_fetch_add(&next_tag, 
 #define NUDGE_EVERY 256
 void pt_fab_nudge_mpi(void)
 {
-    static _Thread_local unsigned calls;
+    static _Thread_local unsigned calls __attribute__((tls_model("initial-exec")));
     if (++calls % NUDGE_EVERY || fab_comm == MPI_COMM_NULL)
         return;
     int flag = 0;
