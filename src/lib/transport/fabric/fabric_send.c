@@ -188,8 +188,9 @@ void pt_fab_send_failed(pt_fab_send *s, int rc)
  * with 1000 ns after 2, not 4 (256 KiB in 8 partitions, half of them 100
  * us late: timer/none@fabric by t_last 1.30 [1.18-1.39], 12 launches);
  * with 750 ns after 4 (1.55 [1.46-2.50]) but not 16 (partita-p2p's
- * laggard at 2 MiB in 64: 0.98x of 1000 ns', 15 launches, inside its
- * range); with 550 ns after 16 too (0.91x there, below its range). */
+ * laggard at 2 MiB in 64: 0.96-0.98x of 1000 ns' in three campaigns of
+ * 10-15 launches, inside its range each time); with 550 ns after 16 too
+ * (0.91x there, below its range). */
 #define PT_FAB_PIECE_COPY_NS 750
 
 /* qlock held, for a run of len bytes just queued: PT_IMM_RUN_MSG_PIECES if
