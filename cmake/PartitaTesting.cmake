@@ -34,9 +34,7 @@ function(partita_mpi_test)
   if(T_EXPECT_ERROR)
     add_test(NAME ${T_NAME} COMMAND ${PARTITA_EXPECT_ERROR} ${T_TIMEOUT} "${T_EXPECT_ERROR}" ${launch} ${T_COMMAND})
   elseif(T_PASS_REGEX)
-    add_test(NAME ${T_NAME} COMMAND ${PARTITA_EXIT_STATUS} ${launch} ${T_COMMAND})
-    set_tests_properties(${T_NAME} PROPERTIES PASS_REGULAR_EXPRESSION "${T_PASS_REGEX}"
-      FAIL_REGULAR_EXPRESSION "${PARTITA_EXIT_STATUS_FAIL}")
+    partita_exit_status_test(NAME ${T_NAME} PASS_REGEX "${T_PASS_REGEX}" COMMAND ${launch} ${T_COMMAND})
   else()
     add_test(NAME ${T_NAME} COMMAND ${launch} ${T_COMMAND})
   endif()
@@ -110,8 +108,9 @@ function(partita_mpi_memory_limit_test)
 endfunction()
 
 # partita_exit_status_test(NAME n PASS_REGEX re COMMAND prog args...): a test
-# that is not an MPI launch, judged by its output and its exit status both.
-# The caller sets its other properties.
+# judged by its output and its exit status both (partita_mpi_test's
+# PASS_REGEX, and tests that are not MPI launches). The caller sets its other
+# properties.
 function(partita_exit_status_test)
   cmake_parse_arguments(X "" "NAME;PASS_REGEX" "COMMAND" ${ARGN})
   add_test(NAME ${X_NAME} COMMAND ${PARTITA_EXIT_STATUS} ${X_COMMAND})

@@ -27,7 +27,8 @@
  * Partita_Request_runs before marking the rest. Back-to-back rounds, with no
  * sleep, must not all split: a group begun right after another went is not
  * late (judged when this test's clock saw each of them marked in less than
- * the late-begin pause the why text names; not so under ThreadSanitizer). Over MPI, whose runs are not cheap, the first late round announces
+ * the late-begin pause the why text names; not so under ThreadSanitizer).
+ * Over MPI, whose runs are not cheap, the first late round announces
  * the group ahead: in the rounds after it that the why text names, it goes
  * alone from the start, late or not, and after them whole again. After more
  * quick rounds than the why text names the rule rests: a laggard's first
@@ -228,6 +229,15 @@ static int split_rounds(const int *runs, int from, int to)
     return n;
 }
 
+/* Rounds [from, to) whose marking took limit seconds or more (marking_s[]). */
+static int slow_rounds(const double *marking_s, int from, int to, double limit)
+{
+    int n = 0;
+    for (int k = from; k < to; k++)
+        n += marking_s[k] >= limit;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -261,9 +271,7 @@ int main(int argc, char **argv)
              * lies inside it), and the rounds after a split send it alone or
              * announce it ahead, quick or not: so the stretch is judged only
              * when every round of it was marked in less. */
-            int slow = 0;
-            for (int k = 0; k < QUICK; k++)
-                slow += marking_s[k] >= pause_s;
+            int slow = slow_rounds(marking_s, 0, QUICK, pause_s);
             if (!slow)
                 CHECK(split_rounds(runs, 0, QUICK) < QUICK, "%s: %d of %d rounds marked back to back (each in under "
                       "%.1f us) split a group at its first mark", tp, split_rounds(runs, 0, QUICK), QUICK,
@@ -305,9 +313,8 @@ int main(int argc, char **argv)
                   "longer than the %d after which the rule rests", AFTER - (window_end - QUICK - LATE), rests_after);
             int judged = 0;
             for (int rep = 0; rep < REPS; rep++) {
-                int again = FIRST + rep * (LATE2 + AFTER), quick_before = 1;
-                for (int k = again - rests_after; k < again; k++)
-                    quick_before &= marking_s[k] < QUICK_S;
+                int again = FIRST + rep * (LATE2 + AFTER);
+                int quick_before = slow_rounds(marking_s, again - rests_after, again, QUICK_S) == 0;
                 judged += quick_before;
                 if (quick_before)
                     CHECK(runs[again] == 0, "%s: the first late round after %d quick ones (marked in under %.0f us "
