@@ -135,9 +135,10 @@ static void configure(pt_cli *cli, p2p_config *cfg)
                   "partitions of each thread: round-robin (thread t owns t, t+T, ...) or block (consecutive partitions)",
                   mapping_names);
     pt_add_choice(cli, "ready-stamps", 0, &cfg->stamps, "HOW",
-                  "start of each MPI_Pready: span (each thread reads the clock before its first and after its last call and "
-                  "spreads its calls evenly over that span) or each (one clock read per call: exact, but adds about one "
-                  "clock read per partition to the partitioned time)", stamp_names);
+                  "start of each MPI_Pready: span (each thread reads the clock before its first and before its last call, "
+                  "both exact, and spreads the calls between evenly over that span) or each (one clock read per call: "
+                  "exact for every partition, but adds about one clock read per partition to the partitioned time)",
+                  stamp_names);
     pt_common_options(cli, &cfg->c, PT_COMMON_ALL);
 }
 
@@ -277,13 +278,21 @@ static void partitioned_iteration(const pt_ctx *ctx, const p2p_config *cfg, MPI_
                 now = pt_now_ns();
             }
         } else {
-            /* Two clock reads per thread instead of one per partition: the k-th
-             * of the thread's n calls is taken to start at k/n of the span. */
-            for (int k = 0; k < n; k++)
+            /* Two clock reads per thread instead of one per partition: at the
+             * start of the first call (the end of the compute) and of the last;
+             * the calls between are taken to start evenly in between. The
+             * first and the last start, all that t_part and t_last read, are
+             * exact. The second read used to follow the last call, whose start
+             * was then taken to be at (n-1)/n of the span: a last call longer
+             * than the others (one that sends what its group left) read as a
+             * shorter t_last, and one shorter as a longer t_last. */
+            for (int k = 0; k + 1 < n; k++)
                 MPI_Pready(owned(cfg, P, t, k), *req);
-            int64_t span = pt_now_ns() - now;
+            int64_t last = n > 1 ? pt_now_ns() : now;
+            if (n > 0)
+                MPI_Pready(owned(cfg, P, t, n - 1), *req);
             for (int k = 0; k < n; k++)
-                ready[owned(cfg, P, t, k)] = now + span * k / n;
+                ready[owned(cfg, P, t, k)] = n > 1 ? now + (last - now) * k / (n - 1) : now;
         }
     }
     MPI_Wait(req, MPI_STATUS_IGNORE);

@@ -115,6 +115,36 @@ def test_early_bird_with_laggard_threads(build):
     assert max(m["early_bird"]) > 0
 
 
+SLOW_US = 3000
+
+
+def medians_with_one_slow_call(build, partition: int, stamps: str) -> tuple[float, float]:
+    """t_last and t_part (medians, us) of 1 KiB in 2 partitions marked by one thread whose MPI_Pready of
+    `partition` sleeps SLOW_US before it marks (a stand-in preloaded in front of libpartita)."""
+    shim = build.lib_dir / "libbench-slow-pready.so"
+    if not shim.is_file() or not build.interposer.is_file():
+        pytest.skip(f"{shim.name} or libpartita-mpi.so is not built in this build")
+    env = {"LD_PRELOAD": f"{shim}:{build.interposer}", "PARTITA_TEST_SLOW_PARTITION": str(partition),
+           "PARTITA_TEST_SLOW_US": str(SLOW_US)}
+    r = run_benchmark(build, "partita-p2p", ["-m", "1K:1K", "-p", "2", "--compute", "20", "--compute-mode", "sleep",
+                                             "--metric", "perceived-bw", "--ready-stamps", stamps, "-i", "20", "-x", "2"],
+                      impl="partita:bulk", env=env, timeout=120)
+    m = r["results"][0]["metrics"]
+    return m["t_last_us"]["summary"]["median"], m["t_part_us"]["summary"]["median"]
+
+
+@pytest.mark.parametrize("stamps", ["span", "each"])
+def test_t_last_starts_at_the_last_call(build, stamps):
+    """Both stamp modes time the last MPI_Pready from its own start. A last call that sleeps 3 ms before it
+    marks: its partition arrives at least 3 ms after that start. A first call that sleeps: the last call
+    starts after it, and t_last is the transfer alone. (With the span's second clock read after the last
+    call, both cases read about half the sleep.)"""
+    t_last, t_part = medians_with_one_slow_call(build, 1, stamps)
+    assert t_last >= SLOW_US and t_part >= SLOW_US, (t_last, t_part)
+    t_last, t_part = medians_with_one_slow_call(build, 0, stamps)
+    assert t_part >= SLOW_US and t_last < SLOW_US / 3, (t_last, t_part)
+
+
 def test_libpartita_plan_is_recorded(build):
     """Under libpartita each case carries the sender's Partita_Request_why (the layout, and under `adaptive`
     the candidates and the decision); under the MPI library's own partitioned calls there is none."""
