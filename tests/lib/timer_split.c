@@ -11,15 +11,16 @@
  * With the argument `thread` (run with PARTITA_PROGRESS_THREAD=1) a group
  * too small for a split to pay is split all the same, by the progress
  * thread alone: 1 KiB in 64 partitions, the sender asleep 5 ms (no MPI
- * call) after marking half of them, 12 rounds; some round must have sent
- * runs before the rest was marked (a round that wakes no thread sends the
- * stalled group whole, and its 5 ms of marking make the next round wake
- * the thread at its first mark). With `thread-quick`, 40 rounds marked back
- * to back come first, then a round whose marks of a partition already
- * marked (MPI_Pready, _range, _list) must be refused: the rounds after
- * quick ones skip the partition states (a plain round), and the stalled
- * rounds after must still be found; then the same with 256 KiB in 64, a
- * group a split pays for (its rounds arm nothing once it is not watched).
+ * call) after marking half of them, THREAD_ROUNDS (24) rounds; some round
+ * must have sent runs before the rest was marked (a round that wakes no
+ * thread sends the stalled group whole, and its 5 ms of marking make the
+ * next round wake the thread at its first mark). With `thread-quick`, 40
+ * rounds marked back to back come first, then a round whose marks of a
+ * partition already marked (MPI_Pready, _range, _list) must be refused: the
+ * rounds after quick ones skip the partition states (a plain round), and the
+ * stalled rounds after must still be found; then the same with 256 KiB in
+ * 64, a group a split pays for (its rounds arm nothing once it is not
+ * watched).
  * With the argument `late`: a group that begins late, after a laggard, is
  * split at its first mark: 8 KiB in 8 partitions as 2 groups, delta 0; each
  * round marks the second group whole, then (late rounds) sleeps 1 ms with no
@@ -143,13 +144,18 @@ static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, s
         ptest_check_bytes(buf, total, tag, "timer, a plain round with refused marks");
 }
 
-/* The `thread` mode: rounds of 1 KiB in 64 partitions stalled 5 ms by a
+/* The `thread` mode: THREAD_ROUNDS rounds of 1 KiB in 64 partitions stalled 5 ms by a
  * sleep (or `total` bytes); returns the rounds that sent runs early (rank 0). With `quick`,
  * that many rounds marked back to back come first (the rounds after them are
  * plain until a stall is measured), then a round of refused marks. */
+/* Stalled rounds the thread has to split one of. 12 were too few once under
+ * AddressSanitizer with ctest -j2 (the thread got no core in any of them);
+ * 5 ms each, so 24 cost 60 ms more. */
+#define THREAD_ROUNDS 24
+
 static int thread_rounds(int rank, unsigned char *buf, size_t total, int quick, char *why, int why_len)
 {
-    const int parts = 64, rounds = 12;
+    const int parts = 64, rounds = THREAD_ROUNDS;
     MPI_Info info;
     MPI_Request req;
     MPI_Info_create(&info);
@@ -370,14 +376,14 @@ int main(int argc, char **argv)
         if (quick) { /* and a group a split pays for, whose quick rounds arm nothing either */
             char big_why[1024] = "";
             int big_splits = thread_rounds(rank, buf, 256 << 10, quick, big_why, sizeof big_why);
-            CHECK(rank != 0 || big_splits >= 1, "256 KiB in 64, stalled 5 ms after %d quick rounds: no round of 12 "
-                  "sent runs early", quick);
+            CHECK(rank != 0 || big_splits >= 1, "256 KiB in 64, stalled 5 ms after %d quick rounds: no round of %d "
+                  "sent runs early", quick, THREAD_ROUNDS);
             CHECK(rank != 0 || strstr(big_why, "in the rounds that wake the progress thread"), "why says '%s'",
                   big_why);
         }
         if (rank == 0) {
-            CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep after %d quick rounds: no round of 12 "
-                  "sent runs early", quick);
+            CHECK(split_rounds >= 1, "1 KiB in 64, stalled 5 ms by a sleep after %d quick rounds: no round of %d "
+                  "sent runs early", quick, THREAD_ROUNDS);
             CHECK(strstr(why, "is split") && strstr(why, "only by the progress thread"), "why says '%s'", why);
             /* the model's delta for 16-byte partitions is well under 1 us: the floor holds it */
             const char *d = strstr(why, "no new mark for ");
