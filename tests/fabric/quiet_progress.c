@@ -16,33 +16,13 @@
  * check to mean it: partita's thread would move the round too.
  * Linux only (exit 77 elsewhere).
  * Usage: partita-test-fabric-quiet-progress */
-#include <dirent.h>
 #include <time.h>
 
 #include "fabric_round.h"
+#include "../lib/ptest_threads.h"
 
 #define IDLE_MS 200
 #define MAX_SWITCHES 600 /* 3 per ms; polling every 20 us is >= 2000 on an idle machine */
-
-/* The thread of this process named `name`, or 0. */
-static long thread_named(const char *name)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    long tid = 0;
-    while (d && !tid && (e = readdir(d))) {
-        char path[300], comm[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name)) && comm[strlen(name)] == '\n')
-            tid = atol(e->d_name);
-        if (f)
-            fclose(f);
-    }
-    if (d)
-        closedir(d);
-    return tid;
-}
 
 /* The thread named `name`, waiting up to 5 s for it: a thread names itself
  * when it first runs, which on a loaded machine may come well after the
@@ -51,7 +31,7 @@ static long thread_named_soon(const char *name)
 {
     long tid = 0;
     struct timespec ms = {0, 1000000L};
-    for (int i = 0; i < 5000 && !(tid = thread_named(name)); i++)
+    for (int i = 0; i < 5000 && !(tid = ptest_thread_named(name)); i++)
         nanosleep(&ms, NULL);
     return tid;
 }
