@@ -5,7 +5,8 @@
  * run beside the main thread, only instead of it: a library that returns
  * from MPI_Init at once leaves it unnamed (it had not run yet), which is
  * what a busy machine did to the groups stalled in a program's first rounds
- * (docs/library.md, "Progress"). Linux only (sched_setaffinity, /proc). */
+ * (docs/library.md, "The progress thread's schedule"). Linux only
+ * (sched_setaffinity, /proc). */
 #include "ptest.h"
 #include "ptest_threads.h"
 
@@ -36,9 +37,9 @@ int main(int argc, char **argv)
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 #ifdef __linux__
-    long tid = ptest_thread_named("pt-progress");
-    CHECK(tid > 0, "MPI_Init_thread returned before partita's progress thread first ran (no thread named "
-                   "pt-progress; PARTITA_PROGRESS_THREAD=%s)", getenv("PARTITA_PROGRESS_THREAD") ? getenv("PARTITA_PROGRESS_THREAD") : "unset");
+    const char *wanted = getenv("PARTITA_PROGRESS_THREAD");
+    CHECK(ptest_thread_named("pt-progress") > 0, "MPI_Init_thread returned before partita's progress thread first "
+          "ran (no thread named pt-progress; PARTITA_PROGRESS_THREAD=%s)", wanted ? wanted : "unset");
     return ptest_finish("progress_started");
 #else
     printf("progress_started: SKIPPED: needs Linux's sched_setaffinity and /proc/self/task\n");

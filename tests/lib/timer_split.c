@@ -144,15 +144,16 @@ static void plain_round_errors(int rank, MPI_Request *req, unsigned char *buf, s
         ptest_check_bytes(buf, total, tag, "timer, a plain round with refused marks");
 }
 
-/* The `thread` mode: THREAD_ROUNDS rounds of 1 KiB in 64 partitions stalled 5 ms by a
- * sleep (or `total` bytes); returns the rounds that sent runs early (rank 0). With `quick`,
- * that many rounds marked back to back come first (the rounds after them are
- * plain until a stall is measured), then a round of refused marks. */
 /* Stalled rounds the thread has to split one of. 12 were too few once under
  * AddressSanitizer with ctest -j2 (the thread got no core in any of them);
  * 5 ms each, so 24 cost 60 ms more. */
 #define THREAD_ROUNDS 24
 
+/* The `thread` mode: THREAD_ROUNDS rounds of 1 KiB in 64 partitions stalled
+ * 5 ms by a sleep (or `total` bytes); returns the rounds that sent runs early
+ * (rank 0). With `quick`, that many rounds marked back to back come first
+ * (the rounds after them are plain until a stall is measured), then a round
+ * of refused marks. */
 static int thread_rounds(int rank, unsigned char *buf, size_t total, int quick, char *why, int why_len)
 {
     const int parts = 64, rounds = THREAD_ROUNDS;
