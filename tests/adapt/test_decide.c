@@ -24,7 +24,8 @@ typedef round_measure (*measure_fn)(int round, int cand, void *arg);
 static void simulate_rounds(pta_state *st, int ncand, int prefer, int rounds, int lag, measure_fn measure, void *arg,
                             int *used)
 {
-    int E = pta_initial_rounds(ncand), window[PTA_WINDOW], next[PTA_WINDOW];
+    int E = pta_initial_rounds(ncand);
+    pta_window window = { .first = 0, .span = E, .every = 1 }, next = window; /* the initial exploration first */
     char *measured = malloc((size_t)rounds); /* whether round r reports a sample */
     CHECK(measured != NULL);
     if (!measured)
@@ -36,12 +37,15 @@ static void simulate_rounds(pta_state *st, int ncand, int prefer, int rounds, in
             round_measure m = measure(r - lag, used[r - lag], arg);
             pta_add_round(st, used[r - lag], m.us, m.after_us, m.pause_us);
         }
-        if (r >= E && (r - E) % PTA_WINDOW == 0)
-            memcpy(window, next, sizeof window);
-        used[r] = r < E ? pta_initial_candidate(ncand, r) : window[(r - E) % PTA_WINDOW];
-        measured[r] = (char)pta_measured_round(E, window, r);
-        if (r + 1 >= E && (r + 1 - E) % PTA_WINDOW == 0) /* the next round begins a window: announce it now */
-            pta_plan_window(st, next);
+        if (r == window.first + window.span) /* a window begins */
+            window = next;
+        used[r] = r < E ? pta_initial_candidate(ncand, r) : pta_window_candidate(&window, r);
+        measured[r] = (char)pta_measured_round(E, &window, r);
+        if (r + 1 == window.first + window.span) { /* the next round begins a window: announce it now */
+            pta_plan_window(st, &next);
+            next.first = r + 1;
+            CHECK(next.span >= PTA_WINDOW && next.span <= PTA_SPAN_MAX && next.span == st->span);
+        }
     }
     free(measured);
 }
@@ -155,13 +159,13 @@ static void test_ties_go_to_model_preference(void)
     CHECK(st.current == 0 || st.current == 1 || st.current == 2);
     /* exact ties: the lowest index */
     pta_init(&st, 3);
-    int w[PTA_WINDOW];
+    pta_window w;
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < 3; c++)
             pta_add_sample(&st, c, c == 0 ? 10.2 : 10.0);
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 0); /* 10.2 is within the tie tolerance of 10 */
-    CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
+    CHECK(w.plan[0] == 0 && w.plan[PTA_WINDOW - 1] == 0);
 }
 
 /* Sub-microsecond rounds: a difference under TIE_FLOOR_US (0.25 us) is noise,
@@ -169,20 +173,20 @@ static void test_ties_go_to_model_preference(void)
 static void test_small_differences_are_ties(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
+    pta_window w;
     pta_init(&st, 2);
     for (int i = 0; i < 3; i++) {
         pta_add_sample(&st, 0, 1.0);
         pta_add_sample(&st, 1, 0.8); /* 20% faster, 0.2 us */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 0);
     pta_init(&st, 2);
     for (int i = 0; i < 3; i++) {
         pta_add_sample(&st, 0, 1.0);
         pta_add_sample(&st, 1, 0.6); /* 0.4 us faster */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 1);
 }
 
@@ -191,7 +195,7 @@ static void test_small_differences_are_ties(void)
 static void test_ties_go_to_preferred(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
+    pta_window w;
     pta_init(&st, 3);
     pta_prefer(&st, 2);
     for (int i = 0; i < 3; i++) {
@@ -199,7 +203,7 @@ static void test_ties_go_to_preferred(void)
         pta_add_sample(&st, 1, 10.1);
         pta_add_sample(&st, 2, 10.5); /* within the tie tolerance of 10 */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 2);
     pta_init(&st, 3);
     pta_prefer(&st, 2);
@@ -208,7 +212,7 @@ static void test_ties_go_to_preferred(void)
         pta_add_sample(&st, 1, 10.0);
         pta_add_sample(&st, 2, 14.0); /* 40% slower: not a tie */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 1);
     pta_init(&st, 2);
     pta_prefer(&st, 5);
@@ -262,18 +266,18 @@ static void test_laggard_ties_go_to_the_soonest_after_the_last_mark(void)
     /* Sooner within the tie margin is a tie (the lower index wins); a tied incumbent yields to one sooner
      * by more than the hysteresis. */
     pta_state st;
-    int w[PTA_WINDOW];
+    pta_window w;
     pta_init(&st, 2);
     for (int i = 0; i < 4; i++) {
         pta_add_round(&st, 0, 10.0, 4.0, 500);
         pta_add_round(&st, 1, 10.2, 3.8, 500);  /* 5% sooner: within the hysteresis */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 0);
     CHECK(strstr(st.why, "a laggard paused the rounds 500 us") != NULL);
     for (int i = 0; i < PTA_KEEP; i++)
         pta_add_round(&st, 1, 10.2, 1.0, 500);  /* now 4x sooner */
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 1);
 }
 
@@ -281,7 +285,7 @@ static void test_laggard_ties_go_to_the_soonest_after_the_last_mark(void)
  * timer's margins or the adaptive policy's; the choice that follows. */
 static int choice_of_two(pta_state *st, int timer, double first, double second)
 {
-    int w[PTA_WINDOW];
+    pta_window w;
     pta_init(st, 2);
     if (timer)
         pta_set_margins(st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
@@ -289,7 +293,7 @@ static int choice_of_two(pta_state *st, int timer, double first, double second)
         pta_add_sample(st, 0, first);
         pta_add_sample(st, 1, second);
     }
-    pta_plan_window(st, w);
+    pta_plan_window(st, &w);
     return st->current;
 }
 
@@ -301,13 +305,13 @@ static int choice_of_two(pta_state *st, int timer, double first, double second)
 static void test_timer_margins(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
+    pta_window w;
     for (int timer = 0; timer < 2; timer++) {
         CHECK(choice_of_two(&st, timer, 5.0, 4.4) == timer);
         CHECK(choice_of_two(&st, timer, 40, 60) == 0);
         for (int i = 0; i < PTA_KEEP; i++)
             pta_add_sample(&st, 1, 38);
-        pta_plan_window(&st, w);
+        pta_plan_window(&st, &w);
         CHECK(st.current == timer);
     }
     pta_init(&st, 2);
@@ -316,7 +320,7 @@ static void test_timer_margins(void)
 }
 
 /* Two candidates measured 10 and 20 us: the first is chosen. */
-static void choose_first_of_two(pta_state *st, int *w)
+static void choose_first_of_two(pta_state *st, pta_window *w)
 {
     pta_init(st, 2);
     for (int i = 0; i < 3; i++) {
@@ -330,21 +334,21 @@ static void choose_first_of_two(pta_state *st, int *w)
 static void test_hysteresis(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
-    choose_first_of_two(&st, w);
+    pta_window w;
+    choose_first_of_two(&st, &w);
     /* the other one becomes a little faster (within the hysteresis): kept */
     for (int i = 0; i < PTA_KEEP; i++)
         pta_add_sample(&st, 1, 9.7);
     for (int i = 0; i < PTA_WINDOW; i++)
         pta_add_sample(&st, 0, 10);
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 0);
     /* clearly faster: switched */
     for (int i = 0; i < PTA_KEEP; i++)
         pta_add_sample(&st, 1, 6);
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.current == 1);
-    CHECK(w[0] == 1);
+    CHECK(w.plan[0] == 1);
 }
 
 static void test_replans_on_drift(void)
@@ -361,58 +365,167 @@ static void test_replans_on_drift(void)
 static void test_replans_on_spread_change(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
-    choose_first_of_two(&st, w);
+    pta_window w;
+    choose_first_of_two(&st, &w);
     for (int i = 0; i < PTA_WINDOW; i++) {
         pta_add_sample(&st, 0, 10);
         pta_add_spread(&st, 0, 3);
         pta_add_spread(&st, 1, 300); /* another layout's rounds do not count */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(!st.exploring && st.current == 0);
     for (int i = 0; i < PTA_WINDOW; i++) {
         pta_add_sample(&st, 0, 10);
         pta_add_spread(&st, 0, 300); /* a laggard appeared */
     }
-    pta_plan_window(&st, w);
+    pta_plan_window(&st, &w);
     CHECK(st.exploring && st.replans == 1);
-    CHECK(w[0] != w[1]); /* both candidates are tried again */
+    CHECK(w.plan[0] != w.plan[1]); /* both candidates are tried again */
+}
+
+/* A window of `span` rounds from round `first`: plan[i] = c, but a probe of
+ * candidate 1 at PTA_WINDOW / 2 when `probe`; `explore`: the candidates in turn. */
+static pta_window window_of(int first, int span, int c, int probe, int explore)
+{
+    pta_window w = { .first = first, .span = span, .every = explore };
+    for (int i = 0; i < PTA_WINDOW; i++)
+        w.plan[i] = explore ? i % 3 : probe && i == PTA_WINDOW / 2 ? 1 : c;
+    return w;
 }
 
 static void test_measured_rounds(void)
 {
-    int uniform[PTA_WINDOW], mixed[PTA_WINDOW], n = 0;
-    for (int i = 0; i < PTA_WINDOW; i++)
-        uniform[i] = 2, mixed[i] = i == PTA_WINDOW / 2; /* a probe */
+    pta_window init = { .first = 0, .span = 12, .every = 1 };
     for (int r = 0; r < 12; r++)
-        CHECK(pta_measured_round(12, uniform, r)); /* the initial exploration: all */
-    int probe = 0, exploring[PTA_WINDOW], e = 0;
-    for (int i = 0; i < PTA_WINDOW; i++)
-        exploring[i] = i % 3;
-    for (int r = 12; r < 12 + 2 * PTA_WINDOW; r++) {
-        int pos = (r - 12) % PTA_WINDOW;
-        n += pta_measured_round(12, uniform, r);
-        CHECK(pta_measured_round(12, uniform, r) == (pos == PTA_WINDOW - 1)); /* the announcing round */
-        probe += pta_measured_round(12, mixed, r);
-        CHECK(pta_measured_round(12, mixed, r) == (pos == PTA_WINDOW - 1 || pos == PTA_WINDOW / 2));
-        e += pta_measured_round(12, exploring, r);
+        CHECK(pta_measured_round(12, &init, r)); /* the initial exploration: all */
+    int n = 0, probe = 0, e = 0;
+    for (int r = 12; r < 12 + 2 * PTA_WINDOW; r++) { /* two windows of PTA_WINDOW rounds */
+        int pos = (r - 12) % PTA_WINDOW, first = r - pos;
+        pta_window uniform = window_of(first, PTA_WINDOW, 2, 0, 0), mixed = window_of(first, PTA_WINDOW, 2, 1, 0);
+        pta_window exploring = window_of(first, PTA_WINDOW, 2, 0, 1);
+        n += pta_measured_round(12, &uniform, r);
+        CHECK(pta_measured_round(12, &uniform, r) == (pos == PTA_WINDOW - 1)); /* the announcing round */
+        probe += pta_measured_round(12, &mixed, r);
+        CHECK(pta_measured_round(12, &mixed, r) == (pos == PTA_WINDOW - 1 || pos == PTA_WINDOW / 2));
+        e += pta_measured_round(12, &exploring, r);
     }
     CHECK(n == 2);                 /* a settled window: one round in each */
     CHECK(probe == 4);             /* with a probe: the probe too */
     CHECK(e == 2 * PTA_WINDOW);    /* exploring: every round */
+    /* A long window: the round PTA_WINDOW before its last, and its probe;
+     * past the plan's rounds, the plan's first candidate. */
+    pta_window uniform = window_of(12, PTA_SPAN_MAX, 2, 0, 0), mixed = window_of(12, PTA_SPAN_MAX, 2, 1, 0);
+    n = probe = 0;
+    int probes_used = 0;
+    for (int r = 12; r < 12 + PTA_SPAN_MAX; r++) {
+        n += pta_measured_round(12, &uniform, r);
+        probe += pta_measured_round(12, &mixed, r);
+        probes_used += pta_window_candidate(&mixed, r) != 2;
+        CHECK(r - 12 < PTA_WINDOW || pta_window_candidate(&mixed, r) == 2);
+    }
+    CHECK(pta_measured_round(12, &uniform, 12 + PTA_SPAN_MAX - 1 - PTA_WINDOW));
+    CHECK(n == 1 && probe == 2 && probes_used == 1);
+    pta_window two = window_of(12, 2 * PTA_WINDOW, 2, 0, 0); /* 16 rounds: the 8th, as in a window of 8 */
+    for (int r = 12; r < 12 + 2 * PTA_WINDOW; r++)
+        CHECK(pta_measured_round(12, &two, r) == (r == 12 + PTA_WINDOW - 1));
+    uniform.every = 1; /* checking a choice: every round */
+    for (int r = 12; r < 12 + PTA_SPAN_MAX; r++)
+        CHECK(pta_measured_round(12, &uniform, r));
+}
+
+/* The windows planned after a choice of candidate 0, costing `us` (5%
+ * noise), over candidate 1: out[i], i < count. One sample of the chosen
+ * layout per window, as the library measures a settled window. */
+static void plan_settled(pta_state *st, double us, int count, pta_window *out)
+{
+    pta_init(st, 2);
+    for (int i = 0; i < 3; i++) {
+        pta_add_sample(st, 0, us);
+        pta_add_sample(st, 1, 3 * us);
+    }
+    for (int i = 0; i < count; i++) {
+        pta_plan_window(st, &out[i]);
+        CHECK(out[i].span == st->span && st->current == 0);
+        pta_add_sample(st, 0, us * (1 + 0.05 * noise()));
+    }
+}
+
+/* The next window after one more sample of the chosen layout, `us`. */
+static pta_window after_sample(pta_state *st, double us)
+{
+    pta_window w;
+    pta_add_sample(st, st->current, us);
+    pta_plan_window(st, &w);
+    return w;
+}
+
+/* k windows of PTA_WINDOW rounds, or PTA_SPAN_MAX when that is less. */
+static int grown(int k) { return k * PTA_WINDOW < PTA_SPAN_MAX ? k * PTA_WINDOW : PTA_SPAN_MAX; }
+
+/* A settled choice of short rounds gets longer windows, doubling up to
+ * PTA_SPAN_MAX once it has a drift check's samples; long rounds, a sample
+ * that strays as a drift would (the next window is then measured in every
+ * round), a spread that does, and a new choice keep or make the next window
+ * short. */
+static void test_settled_windows_grow(void)
+{
+    pta_state st;
+    pta_window w[12];
+    plan_settled(&st, 2.0, 12, w);
+    CHECK(w[0].span == PTA_WINDOW);     /* just chosen (on 3 samples, fewer than a drift check needs) */
+    CHECK(w[1].span == grown(2)); /* a fourth */
+    int at_max = 0;
+    for (int i = 1; i < 12; i++) {
+        CHECK(w[i].span == PTA_WINDOW || w[i].span == 2 * w[i - 1].span || w[i].span == PTA_SPAN_MAX);
+        CHECK(!w[i].every);
+        at_max += w[i].span == PTA_SPAN_MAX;
+    }
+    CHECK(at_max >= 4 && w[11].span == PTA_SPAN_MAX);
+    pta_window next = after_sample(&st, 4.0); /* 2x: as far as a drift */
+    CHECK(next.span == PTA_WINDOW && next.every && st.current == 0 && !st.exploring);
+    for (int i = 0; i < PTA_WINDOW; i++) /* a check measures every round: the plan has no probe */
+        CHECK(next.plan[i] == 0);
+    next = after_sample(&st, 2.0);
+    CHECK(next.span == grown(2) && !next.every); /* grows again */
+    pta_add_sample(&st, 1, 40.0); /* another candidate's sample says nothing of the chosen one */
+    CHECK(after_sample(&st, 2.0).span == grown(4));
+    /* the arrival pattern: spreads of the chosen layout, then one far off */
+    for (int i = 0; i < PTA_WINDOW / 2; i++)
+        pta_add_spread(&st, 0, 3.0);
+    CHECK(after_sample(&st, 2.0).span == grown(8));
+    pta_add_spread(&st, 0, 300.0);
+    next = after_sample(&st, 2.0);
+    CHECK(next.span == PTA_WINDOW && next.every);
+    /* rounds of PTA_LONG_SPAN_BELOW_US or more: windows stay short */
+    plan_settled(&st, 2 * PTA_LONG_SPAN_BELOW_US, 12, w);
+    for (int i = 0; i < 12; i++)
+        CHECK(w[i].span == PTA_WINDOW);
+    /* a probe at least every PROBE_EVERY (4) windows' worth of rounds: one per long window */
+    plan_settled(&st, 2.0, 12, w);
+    int rounds = 0, probes = 0;
+    for (int i = 0; i < 6; i++) {
+        next = after_sample(&st, 2.0);
+        rounds += next.span;
+        probes += next.plan[PTA_WINDOW / 2] != next.plan[0];
+    }
+    CHECK(rounds == 6 * PTA_SPAN_MAX && probes == 6);
+    /* exploring windows are short and measured in every round */
+    pta_init(&st, 3);
+    pta_plan_window(&st, &next);
+    CHECK(st.exploring && next.span == PTA_WINDOW && next.every);
 }
 
 static void test_unmeasured_falls_back(void)
 {
     pta_state st;
-    int w[PTA_WINDOW];
+    pta_window w;
     pta_init(&st, 3);
     for (int i = 0; i < 10; i++)
-        pta_plan_window(&st, w); /* no feedback ever */
+        pta_plan_window(&st, &w); /* no feedback ever */
     CHECK(!st.exploring && st.current == 0);
     pta_init(&st, 1);
-    pta_plan_window(&st, w);
-    CHECK(w[0] == 0 && w[PTA_WINDOW - 1] == 0);
+    pta_plan_window(&st, &w);
+    CHECK(w.plan[0] == 0 && w.plan[PTA_WINDOW - 1] == 0);
 }
 
 static void test_fake_costs(void)
@@ -450,6 +563,7 @@ int main(void)
     test_replans_on_drift();
     test_replans_on_spread_change();
     test_measured_rounds();
+    test_settled_windows_grow();
     test_unmeasured_falls_back();
     test_fake_costs();
     CHECK_DONE();

@@ -12,7 +12,10 @@
  *   adapt fake -n DOUBLES -s PARTS -i ROUNDS
  *     Fake costs (PARTITA_ADAPT_TEST_COSTS, set here from the candidates the
  *     request reports) make candidate 2 the cheapest, then, from round
- *     ROUNDS/2 on, candidate 1: the chosen layout must follow, both times.
+ *     ROUNDS/2 on, candidate 1: the chosen layout must follow, both times,
+ *     and by the end its windows must have grown past 8 rounds (costs
+ *     that hold still; a change shows within about a long window and two
+ *     short ones: planner/adapt.h, so ROUNDS is 480 in `make test`).
  *   adapt static
  *     PARTITA_ADAPT=0 (run with it set): one candidate, the model's layout;
  *     info partita_adapt=0 does the same; bad info values are errors.
@@ -285,6 +288,11 @@ static void fake(const opts *o, int rank)
         OK(Partita_Request_why(req, why, sizeof why));
         printf("adapt: %s\n", why);
         CHECK(strstr(why, "fake costs") != NULL, "why: %s", why);
+        /* fake costs hold still: the settled choice's windows have grown past 8 rounds */
+        const char *cover = strstr(why, "the current window covers ");
+        int span = 0;
+        CHECK(cover && sscanf(cover, "the current window covers %d rounds", &span) == 1 && span > 8,
+              "why: %s", why);
     }
     OK(MPI_Request_free(&req));
     free(buf);

@@ -21,7 +21,8 @@
                                 * window: the last 32 rounds) */
 #define SPREAD_FACTOR 2.0      /* the ready spread changed by this factor: explore again */
 #define SPREAD_FLOOR_US 5.0    /* ... and by at least this much */
-#define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows */
+#define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows of
+                                * PTA_WINDOW rounds (one per window in longer ones) */
 #define EXPLORE_MAX_WINDOWS 3  /* choose with what there is after this many windows of exploring */
 #define TYPICAL 0.25           /* the quantile a candidate is judged by (median_of) */
 
@@ -31,6 +32,7 @@ void pta_init(pta_state *st, int ncand)
     st->ncand = ncand < 1 ? 1 : ncand > PTA_MAX_CANDIDATES ? PTA_MAX_CANDIDATES : ncand;
     st->exploring = st->ncand > 1;
     st->spread_ref_us = -1;
+    st->span = PTA_WINDOW;
     pta_set_margins(st, TIE, TIE_FLOOR_US, HYSTERESIS);
     snprintf(st->why, sizeof st->why, st->exploring ? "exploring %d layouts" : "one layout", st->ncand);
 }
@@ -55,17 +57,22 @@ int pta_initial_rounds(int ncand) { return ncand > 1 ? ncand * PTA_EXPLORE_PASSE
 
 int pta_initial_candidate(int ncand, int round) { return ncand > 1 ? round % ncand : 0; }
 
-int pta_measured_round(int initial, const int *window, int r)
+int pta_window_candidate(const pta_window *w, int r)
 {
-    if (r < initial)
+    return r - w->first < PTA_WINDOW ? w->plan[r - w->first] : w->plan[0];
+}
+
+int pta_measured_round(int initial, const pta_window *w, int r)
+{
+    if (r < initial || w->every)
         return 1;
-    int off = 0;
-    for (int i = 1; i < PTA_WINDOW; i++)
-        off += window[i] != window[0];
-    if (off > 1)
-        return 1; /* exploring */
-    int pos = (r - initial) % PTA_WINDOW;
-    return pos == PTA_WINDOW - 1 || window[pos] != window[0]; /* the announcing round, a probe */
+    /* The last round of a window of PTA_WINDOW, which also announces the
+     * next one; in a longer window the round PTA_WINDOW before its last, so
+     * the sender has its report when it plans the next window (it reads
+     * reports only then): a report of the last round would wait a whole
+     * window more, and a change would be seen that much later. */
+    int sampled = (w->span > 2 * PTA_WINDOW ? w->span - PTA_WINDOW : PTA_WINDOW) - 1;
+    return r - w->first == sampled || pta_window_candidate(w, r) != w->plan[0]; /* or a probe */
 }
 
 static void ring_push(double *ring, int *n, int *next, double v)
@@ -116,6 +123,20 @@ static double typical_after(const pta_state *st, int c)
     return ring_quantile(st->after[c], st->nsample[c], st->next[c], st->nsample[c], TYPICAL);
 }
 
+/* Whether a sample of the chosen layout, `us`, is as far above its cost when
+ * chosen as a drift would be (drifted() asks it of a quartile, twice). */
+static int strays(const pta_state *st, double us)
+{
+    return isfinite(st->reference_us) && us > st->reference_us * (1 + DRIFT) && us - st->reference_us > DRIFT_FLOOR_US;
+}
+
+/* Whether a spread is as far from the reference as a change of the arrival pattern would be. */
+static int spread_strays(const pta_state *st, double us)
+{
+    double ref = st->spread_ref_us;
+    return ref >= 0 && fabs(us - ref) > SPREAD_FLOOR_US && (us > ref * SPREAD_FACTOR || us * SPREAD_FACTOR < ref);
+}
+
 /* Whether the rounds wait for a laggard: the first candidate with enough
  * rounds, most of them paused between two hand-overs, or -1. Only a layout
  * of several messages can show the pause (one message is handed over
@@ -151,8 +172,10 @@ void pta_add_round(pta_state *st, int cand, double us, double after_us, double p
     st->after[cand][st->next[cand]] = isfinite(after_us) && after_us >= 0 ? after_us : NAN;
     st->pause[cand][st->next[cand]] = isfinite(pause_us) && pause_us > 0 ? pause_us : NAN;
     ring_push(st->sample[cand], &st->nsample[cand], &st->next[cand], us);
-    if (!st->exploring && cand == st->current)
+    if (!st->exploring && cand == st->current) {
         st->since_choice++;
+        st->unsettled |= strays(st, us);
+    }
 }
 
 void pta_add_sample(pta_state *st, int cand, double us) { pta_add_round(st, cand, us, NAN, NAN); }
@@ -162,6 +185,7 @@ void pta_add_spread(pta_state *st, int cand, double us)
     /* Only the chosen layout's rounds: the spread of group issues depends on the layout. */
     if (st->exploring || cand != st->current || !isfinite(us) || us < 0)
         return;
+    st->unsettled |= spread_strays(st, us);
     ring_push(st->spread, &st->nspread, &st->spread_next, us);
     st->spread_since++;
     if (st->spread_ref_us < 0 && st->spread_since == PTA_WINDOW / 2) { /* the first ones are the reference */
@@ -263,6 +287,7 @@ static void choose(pta_state *st, int incumbent, const char *reason)
     st->reference_us = typical_of(st, pick);
     st->since_choice = 0;
     st->slow_checks = 0;
+    st->unprobed = 0;
     st->spread_ref_us = -1; /* from the next spreads of the chosen layout */
     st->nspread = st->spread_next = st->spread_since = 0;
     char medians[200];
@@ -277,7 +302,7 @@ static void choose(pta_state *st, int incumbent, const char *reason)
 }
 
 /* Exploration: the least measured candidates first, cycling. */
-static void plan_exploration(pta_state *st, int *out)
+static void plan_exploration(pta_state *st, pta_window *out)
 {
     int order[PTA_MAX_CANDIDATES];
     for (int c = 0; c < st->ncand; c++) {
@@ -287,11 +312,13 @@ static void plan_exploration(pta_state *st, int *out)
         order[j] = c;
     }
     for (int i = 0; i < PTA_WINDOW; i++)
-        out[i] = order[i % st->ncand];
+        out->plan[i] = order[i % st->ncand];
+    out->span = st->span = PTA_WINDOW;
+    out->every = 1;
     st->explore_windows++;
 }
 
-static void start_exploration(pta_state *st, int *out, const char *reason)
+static void start_exploration(pta_state *st, pta_window *out, const char *reason)
 {
     for (int c = 0; c < st->ncand; c++)
         st->nsample[c] = st->next[c] = 0;
@@ -309,8 +336,7 @@ static int drifted(pta_state *st, char *why, size_t len)
     if (st->since_choice >= DRIFT_SAMPLES && isfinite(st->reference_us)) {
         double now = ring_quantile(st->sample[st->current], st->nsample[st->current], st->next[st->current],
                                    DRIFT_SAMPLES, TYPICAL);
-        int slow = now > st->reference_us * (1 + DRIFT) && now - st->reference_us > DRIFT_FLOOR_US;
-        st->slow_checks = slow ? st->slow_checks + 1 : 0;
+        st->slow_checks = strays(st, now) ? st->slow_checks + 1 : 0;
         if (st->slow_checks >= 2) {
             snprintf(why, len, "layout #%d took %.1f us at two checks, %.1f when chosen", st->current, now,
                      st->reference_us);
@@ -319,9 +345,9 @@ static int drifted(pta_state *st, char *why, size_t len)
     }
     if (st->spread_since >= PTA_WINDOW / 2 && st->spread_ref_us >= 0) {
         int k = st->spread_since < PTA_WINDOW ? st->spread_since : PTA_WINDOW;
-        double now = ring_quantile(st->spread, st->nspread, st->spread_next, k, TYPICAL), ref = st->spread_ref_us;
-        if (fabs(now - ref) > SPREAD_FLOOR_US && (now > ref * SPREAD_FACTOR || now * SPREAD_FACTOR < ref)) {
-            snprintf(why, len, "ready spread %.1f us, %.1f when chosen", now, ref);
+        double now = ring_quantile(st->spread, st->nspread, st->spread_next, k, TYPICAL);
+        if (spread_strays(st, now)) {
+            snprintf(why, len, "ready spread %.1f us, %.1f when chosen", now, st->spread_ref_us);
             return 1;
         }
     }
@@ -338,14 +364,32 @@ static int probe_candidate(const pta_state *st)
     return pick;
 }
 
-void pta_plan_window(pta_state *st, int *out)
+/* The rounds a settled window covers: twice the last one's, up to
+ * PTA_SPAN_MAX, once the chosen layout has DRIFT_SAMPLES samples (a drift
+ * check's worth, its exploration's included), their typical round is short
+ * and none strayed; else PTA_WINDOW. */
+static int settled_span(const pta_state *st, int unsettled)
+{
+    int c = st->current;
+    if (unsettled || st->nsample[c] < DRIFT_SAMPLES ||
+        !(ring_quantile(st->sample[c], st->nsample[c], st->next[c], DRIFT_SAMPLES, TYPICAL) < PTA_LONG_SPAN_BELOW_US))
+        return PTA_WINDOW;
+    return 2 * st->span < PTA_SPAN_MAX ? 2 * st->span : PTA_SPAN_MAX;
+}
+
+void pta_plan_window(pta_state *st, pta_window *out)
 {
     st->windows++;
+    int unsettled = st->unsettled;
+    st->unsettled = 0;
+    out->every = 0;
     if (st->ncand < 2) {
         for (int i = 0; i < PTA_WINDOW; i++)
-            out[i] = 0;
+            out->plan[i] = 0;
+        out->span = st->span = PTA_WINDOW;
         return;
     }
+    int chose = 0;
     if (st->exploring) {
         int measured = 1;
         for (int c = 0; c < st->ncand; c++)
@@ -358,6 +402,7 @@ void pta_plan_window(pta_state *st, int *out)
             return;
         }
         choose(st, st->replans ? st->current : -1, measured ? "measured best" : "best of what was measured");
+        chose = 1;
     } else {
         char why[160];
         if (drifted(st, why, sizeof why)) {
@@ -366,13 +411,20 @@ void pta_plan_window(pta_state *st, int *out)
         }
         /* A probe may have shown another candidate faster by the hysteresis. */
         int best = best_candidate(st, st->current);
-        if (best != st->current && st->nsample[best] >= MIN_SAMPLES)
+        if (best != st->current && st->nsample[best] >= MIN_SAMPLES) {
             choose(st, st->current, "faster than the previous choice");
+            chose = 1;
+        }
     }
     for (int i = 0; i < PTA_WINDOW; i++)
-        out[i] = st->current;
-    if (st->windows % PROBE_EVERY == 0)
-        out[PTA_WINDOW / 2] = probe_candidate(st);
+        out->plan[i] = st->current;
+    out->span = st->span = chose ? PTA_WINDOW : settled_span(st, unsettled);
+    out->every = !chose && unsettled; /* a drift check's samples, in one window */
+    st->unprobed += out->span;
+    if (st->unprobed >= PROBE_EVERY * PTA_WINDOW && !out->every) {
+        out->plan[PTA_WINDOW / 2] = probe_candidate(st);
+        st->unprobed = 0;
+    }
 }
 
 /* One "layout=us" entry. */

@@ -14,8 +14,17 @@
 
 #define PTA_MAX_CANDIDATES 4
 #define PTA_EXPLORE_PASSES 4 /* the initial exploration tries each candidate this often */
-#define PTA_WINDOW 8         /* rounds per announced window after it */
+#define PTA_WINDOW 8         /* rounds per announced window after it: the rounds a plan lists */
+#define PTA_SPAN_MAX (8 * PTA_WINDOW) /* rounds a settled window may cover (pta_plan_window) */
 #define PTA_KEEP 16          /* samples kept per candidate */
+
+/* A window of rounds as the sender announces it and both sides follow. */
+typedef struct pta_window {
+    int first;            /* its first round */
+    int span;             /* the rounds it covers: PTA_WINDOW..PTA_SPAN_MAX */
+    int every;            /* every round is measured: exploring, or checking a choice whose sample strayed */
+    int plan[PTA_WINDOW]; /* the candidates of its first PTA_WINDOW rounds; later ones use plan[0] */
+} pta_window;
 
 typedef struct pta_state {
     int ncand;
@@ -35,6 +44,10 @@ typedef struct pta_state {
     double spread[PTA_KEEP];/* recent ready spreads (first to last mark, us) */
     int nspread, spread_next, spread_since;
     int windows;            /* windows planned so far */
+    int span;               /* rounds the last planned window covers (pta_plan_window) */
+    int unsettled;          /* since that window was planned, a sample of the chosen layout or its
+                             * spread strayed as far as a drift would (the next window is short) */
+    int unprobed;           /* rounds planned since the last probe */
     int slow_checks;        /* window checks in a row that found the chosen layout drifted */
     int replans;            /* explorations started by a drift */
     int switches;           /* times the chosen candidate changed */
@@ -64,17 +77,21 @@ void pta_set_margins(pta_state *st, double tie, double floor_us, double hysteres
  * candidate of round r (counted from 0) within it. */
 int pta_initial_rounds(int ncand);
 int pta_initial_candidate(int ncand, int round);
+/* The candidate of round r of window w (w->first <= r < w->first + w->span). */
+int pta_window_candidate(const pta_window *w, int r);
 /* Whether round r is measured (both sides stamp it): every round of the
- * initial exploration (r < initial) and of an exploring window (more than
- * one round off its first round's candidate); in a settled window only its
- * last round, which also carries the announcement of the next window, and
- * its probe round. Measuring costs the marking and polling calls a little
- * (at 512 partitions, 6-13% of a 4-16 KiB round) and the receiver a report:
+ * initial exploration (r < initial) and of a window that says so (every:
+ * exploring, or checking a choice); in a settled window only its
+ * PTA_WINDOW-th round (the last of a window of PTA_WINDOW, which also
+ * carries the announcement of the next window), or in a window over
+ * 2 * PTA_WINDOW long the round PTA_WINDOW before its last, and its probe
+ * round. Measuring costs the marking and polling calls a little (at 512
+ * partitions, 6-13% of a 4-16 KiB round) and the receiver a report:
  * sampling every 4th round and every round of a probe's window kept
  * adaptive 2-8% behind the same single message under `bulk` at 4 KiB in
- * every launch; a settled window now has one round in 8 that does more
- * than its layout's work. */
-int pta_measured_round(int initial, const int *window, int r);
+ * every launch; a settled window now has one round in 8 (or fewer, in a
+ * longer window) that does more than its layout's work. */
+int pta_measured_round(int initial, const pta_window *w, int r);
 /* A measured round: candidate cand cost `us` (the time after the round's
  * last MPI_Pready plus what handing the earlier messages over cost since
  * a laggard's pause: what the policy minimises), of which after_us after
@@ -93,9 +110,18 @@ void pta_add_sample(pta_state *st, int cand, double us);
  * its first PTA_WINDOW/2 after the choice are the reference, and a median
  * of later ones SPREAD_FACTOR away from it starts a new exploration. */
 void pta_add_spread(pta_state *st, int cand, double us);
-/* The schedule of the next PTA_WINDOW rounds (out[0..PTA_WINDOW-1]), from
- * the samples so far; also updates st->why. */
-void pta_plan_window(pta_state *st, int *out);
+/* The next window (its span, every and plan; the caller sets its first
+ * round), from the samples so far; also updates st->why. Its span
+ * (st->span too) is PTA_WINDOW while exploring and after a change; a
+ * settled choice whose rounds are short (under PTA_LONG_SPAN_BELOW_US) and
+ * whose samples hold still gets windows twice as long each time, up to
+ * PTA_SPAN_MAX, so the window's two small messages (the plan, a round's
+ * report) come up to 8 times less often. A sample of the chosen layout (or
+ * its spread) that strays as far as a drift would makes the next window
+ * short and measured in every round, so a drift is confirmed or dismissed
+ * within a window or two. */
+#define PTA_LONG_SPAN_BELOW_US 25.0
+void pta_plan_window(pta_state *st, pta_window *out);
 
 /* Test hook (PARTITA_ADAPT_TEST_COSTS): fake costs replace the measured
  * time, per layout, in phases. Text: phases separated by ';', each

@@ -24,13 +24,15 @@
 
 _Static_assert(PTA_MAX_CANDIDATES == PT_HS_MAX_CAND, "the set-up message carries every candidate");
 
-/* Control message (sender -> receiver, data communicator): the first round
- * of the window it announces, the candidate count, one candidate per round. */
-enum { CTRL_FIRST, CTRL_NCAND, CTRL_PLAN, CTRL_LEN = CTRL_PLAN + PTA_WINDOW };
+/* Control message (sender -> receiver): the window it announces (its
+ * first round, the rounds it covers, whether every round is measured, one
+ * candidate per round of its first PTA_WINDOW: planner/adapt.h) and the
+ * candidate count. */
+enum { CTRL_FIRST, CTRL_SPAN, CTRL_EVERY, CTRL_NCAND, CTRL_PLAN, CTRL_LEN = CTRL_PLAN + PTA_WINDOW };
 /* Feedback (receiver -> sender, back communicator): a round and when its
  * last message was in (CLOCK_MONOTONIC ns of the receiver). */
 enum { FB_ROUND, FB_IN_NS, FB_LEN };
-#define HISTORY 64 /* rounds whose stamps the sender keeps for late feedback */
+#define HISTORY (2 * PTA_SPAN_MAX) /* rounds whose stamps the sender keeps for late feedback */
 #define FB_RING 4   /* feedback sends the receiver may have in flight */
 
 /* One candidate's live fields of the send side, its transport's state, and
@@ -53,7 +55,7 @@ struct pt_adapt_send {
     int ncand, built, cur, initial;
     pt_layout cand[PTA_MAX_CANDIDATES];
     send_layout saved[PTA_MAX_CANDIDATES];
-    int window[PTA_WINDOW], next[PTA_WINDOW];
+    pta_window window, next; /* the live window (the initial exploration first), the one announced next */
     pta_state st;
     int id; /* the tag of the pair's control and feedback messages */
     int32_t *ctrl_buf[2]; /* malloc'ed: an unfinished send is left to the orphans */
@@ -92,8 +94,7 @@ struct pt_adapt_recv {
     int ncand, built, cur, initial;
     pt_layout cand[PTA_MAX_CANDIDATES];
     recv_layout saved[PTA_MAX_CANDIDATES];
-    int window[PTA_WINDOW];
-    int window_first; /* first round of the window held; -1: none */
+    pta_window window; /* the window held; first -1: none yet */
     int id;
     int32_t ctrl_buf[CTRL_LEN];
     MPI_Request ctrl_req;
@@ -139,9 +140,9 @@ void pt_adapt_finalize(void)
         PMPI_Comm_free(&back_comm);
 }
 
-static int schedule(int ncand, int initial, const int *window, int round)
+static int schedule(int ncand, int initial, const pta_window *w, int round)
 {
-    return round < initial ? pta_initial_candidate(ncand, round) : window[(round - initial) % PTA_WINDOW];
+    return round < initial ? pta_initial_candidate(ncand, round) : pta_window_candidate(w, round);
 }
 
 /* ---- sender ------------------------------------------------------------- */
@@ -270,6 +271,8 @@ int pt_adapt_send_init(pt_request *req)
     if (req->settings.policy == PT_POLICY_TIMER) /* its two layouts: the model's and none's (5% of each) */
         pta_set_margins(&a->st, PTA_TIMER_TIE, PTA_TIMER_TIE_FLOOR_US, PTA_TIMER_HYSTERESIS);
     a->initial = pta_initial_rounds(n);
+    /* the initial exploration, as if a window: the first announced one follows it */
+    a->window = (pta_window){ .first = 0, .span = a->initial, .every = 1 };
     /* Test hook: announce each window at its own first round, so a receiver
      * that starts first waits for it (deferred) every time. */
     const char *late = getenv("PARTITA_ADAPT_TEST_LATE_ANNOUNCE");
@@ -335,7 +338,8 @@ static int drain_feedback(struct pt_adapt_send *a)
 static int announce(pt_request *req, int first)
 {
     struct pt_adapt_send *a = req->u.s.adapt;
-    pta_plan_window(&a->st, a->next);
+    pta_plan_window(&a->st, &a->next);
+    a->next.first = first;
     int b = a->ctrl_next;
     a->ctrl_next ^= 1;
     int rc = MPI_SUCCESS;
@@ -343,9 +347,11 @@ static int announce(pt_request *req, int first)
         return rc; /* a tiny send of PTA_WINDOW rounds ago: complete locally long since */
     int32_t *m = a->ctrl_buf[b];
     m[CTRL_FIRST] = first;
+    m[CTRL_SPAN] = a->next.span;
+    m[CTRL_EVERY] = a->next.every;
     m[CTRL_NCAND] = a->ncand;
     for (int i = 0; i < PTA_WINDOW; i++)
-        m[CTRL_PLAN + i] = a->next[i];
+        m[CTRL_PLAN + i] = a->next.plan[i];
     return PMPI_Isend(m, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm, &a->ctrl_req[b]);
 }
 
@@ -371,27 +377,29 @@ void pt_adapt_send_start(pt_request *req)
         return;
     if (s->adapt_measure)
         keep_stamps(s, a); /* the round that just ended was measured */
-    int opens = round >= a->initial && (round - a->initial) % PTA_WINDOW == 0; /* a window begins */
+    int ends = a->window.first + a->window.span; /* the round the next window begins */
+    int opens = round == ends;
     /* The window to plan and announce in this round: this round's (test
      * hook: the receiver may well be waiting for it already), or, one round
      * ahead, the next round's, so the receiver has it by its MPI_Start. */
     int announce_now = opens && a->lead == 0;
-    int announce_next = a->lead && round + 1 >= a->initial && (round + 1 - a->initial) % PTA_WINDOW == 0;
+    int announce_next = a->lead && round + 1 == ends;
     /* Feedback is read only before a window is planned: an MPI_Test of the
      * posted receive runs MPI's progress engine, which every round of 1 KiB
-     * felt; the reports wait in MPI's queue meanwhile (HISTORY > a window). */
+     * felt; the reports wait in MPI's queue meanwhile (HISTORY > a window's
+     * measured rounds). */
     int rc = announce_now || announce_next ? drain_feedback(a) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && announce_now)
         rc = announce(req, round);
     if (opens)
-        memcpy(a->window, a->next, sizeof a->window);
-    int k = schedule(a->ncand, a->initial, a->window, round);
+        a->window = a->next;
+    int k = schedule(a->ncand, a->initial, &a->window, round);
     if (k != a->cur)
         send_switch(req, k);
     /* Only a measured round has stamps to clear and a history slot: the
      * others leave every line of the history alone (at 1-4 KiB a round is
      * under a microsecond). */
-    s->adapt_measure = pta_measured_round(a->initial, a->window, round);
+    s->adapt_measure = pta_measured_round(a->initial, &a->window, round);
     if (s->adapt_measure) {
         a->fb_due++;
         atomic_store_explicit(&s->adapt_first_ns, 0, memory_order_relaxed);
@@ -564,7 +572,7 @@ int pt_adapt_recv_setup(pt_request *req)
             return MPI_SUCCESS;
         }
     }
-    a->window_first = -1;
+    a->window.first = -1;
     a->in_round = -1;
     a->initial = pta_initial_rounds(n);
     for (int k = 0; k < n; k++) {
@@ -620,13 +628,16 @@ static int window_in(pt_request *req, int first, int *rc)
     }
     if (!flag)
         return 0;
-    int ok = a->ctrl_buf[CTRL_FIRST] == first && a->ctrl_buf[CTRL_NCAND] == a->ncand;
+    const int32_t *m = a->ctrl_buf;
+    int ok = m[CTRL_FIRST] == first && m[CTRL_NCAND] == a->ncand && m[CTRL_SPAN] >= PTA_WINDOW &&
+             m[CTRL_SPAN] <= PTA_SPAN_MAX && (m[CTRL_EVERY] == 0 || m[CTRL_EVERY] == 1);
     for (int i = 0; ok && i < PTA_WINDOW; i++)
-        ok = a->ctrl_buf[CTRL_PLAN + i] >= 0 && a->ctrl_buf[CTRL_PLAN + i] < a->ncand;
+        ok = m[CTRL_PLAN + i] >= 0 && m[CTRL_PLAN + i] < a->ncand;
     if (!ok)
         return -1;
-    memcpy(a->window, a->ctrl_buf + CTRL_PLAN, sizeof a->window);
-    a->window_first = first;
+    a->window = (pta_window){ .first = first, .span = m[CTRL_SPAN], .every = m[CTRL_EVERY] };
+    for (int i = 0; i < PTA_WINDOW; i++)
+        a->window.plan[i] = m[CTRL_PLAN + i];
     a->windows_in++;
     *rc = PMPI_Irecv(a->ctrl_buf, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm, &a->ctrl_req);
     if (*rc != MPI_SUCCESS) {
@@ -643,8 +654,9 @@ int pt_adapt_recv_round_layout(pt_request *req, int *rc)
     int round = r->round;
     *rc = MPI_SUCCESS;
     if (round >= a->initial) {
-        int first = a->initial + (round - a->initial) / PTA_WINDOW * PTA_WINDOW;
-        int in = a->window_first == first ? 1 : window_in(req, first, rc);
+        /* the window held, or the one after it (rounds come one by one) */
+        int next = a->window.first < 0 ? a->initial : a->window.first + a->window.span;
+        int in = round < next ? 1 : window_in(req, next, rc);
         if (in < 0) {
             r->deferred = 0;
             if (*rc == MPI_SUCCESS)
@@ -661,8 +673,8 @@ int pt_adapt_recv_round_layout(pt_request *req, int *rc)
         }
     }
     atomic_store_explicit(&r->adapt_true, 0, memory_order_relaxed); /* no true MPI_Parrived this round yet */
-    r->adapt_measure = pta_measured_round(a->initial, a->window, round);
-    int k = schedule(a->ncand, a->initial, a->window, round);
+    r->adapt_measure = pta_measured_round(a->initial, &a->window, round);
+    int k = schedule(a->ncand, a->initial, &a->window, round);
     if (k != a->cur) {
         recv_save(req, &a->saved[a->cur]);
         recv_load(req, &a->saved[k]);
@@ -703,11 +715,13 @@ void pt_adapt_recv_destroy(pt_request *req)
         r->tstart = NULL, r->plo = r->phi = r->need = r->missing = NULL, r->tdone = NULL, req->tp = NULL;
         r->group_missing = NULL, r->sin = NULL, r->split = 0;
     }
-    /* The sender announced a window at every round before one that begins
-     * a window (PTA_WINDOW apart from its initial rounds on): those not
-     * received yet are received in the background, so none stays unmatched. */
-    int rounds = r->round + 1, announced = rounds >= a->initial ? (rounds - a->initial) / PTA_WINDOW + 1 : 0;
-    int got = a->windows_in;
+    /* The sender announces a window in the round before it begins: the
+     * first in the initial exploration's last round, each later one in the
+     * last round of the window before, which the receiver knows up to the
+     * last window it received. Those not received yet are received in the
+     * background, so none stays unmatched. */
+    int rounds = r->round + 1, got = a->windows_in;
+    int announced = a->window.first < 0 ? rounds >= a->initial : got + (rounds >= a->window.first + a->window.span);
     if (a->ctrl_req != MPI_REQUEST_NULL)
         got += cancel_recv(&a->ctrl_req);
     expect_in_background(announced - got, CTRL_LEN, MPI_INT32_T, req->peer_world, a->id, fwd_comm);
@@ -896,6 +910,8 @@ int Partita_Request_why(MPI_Request request, char *text, int len)
                 "timer measures it against one message per partition, which sends a late partition at its mark "
                 "(PARTITA_ADAPT=0: the cut alone)");
         PUT("; %s; %d re-plans, %d switches", st->why, st->replans, st->switches);
+        if (pt_request_round(req) >= req->u.s.adapt->initial) /* past the initial exploration */
+            PUT("; the current window covers %d rounds", req->u.s.adapt->window.span);
         if (req->u.s.adapt->faked)
             PUT("; fake costs (PARTITA_ADAPT_TEST_COSTS)");
     } else {
