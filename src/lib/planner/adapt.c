@@ -18,7 +18,8 @@
                                 * explore again (a busy machine slows every layout for a while) */
 #define DRIFT_FLOOR_US 0.5     /* ... and by at least this much */
 #define DRIFT_SAMPLES 4        /* the chosen one's latest samples a drift check looks at (one per settled
-                                * window: the last 32 rounds) */
+                                * window: the last 32 rounds in windows of 8, more in longer ones; a
+                                * window after a stray sample measures every round, 8 of them) */
 #define SPREAD_FACTOR 2.0      /* the ready spread changed by this factor: explore again */
 #define SPREAD_FLOOR_US 5.0    /* ... and by at least this much */
 #define PROBE_EVERY 4          /* exploiting: one round of another candidate every this many windows of
