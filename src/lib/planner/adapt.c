@@ -380,7 +380,6 @@ static int settled_span(const pta_state *st, int unsettled)
 
 void pta_plan_window(pta_state *st, pta_window *out)
 {
-    st->windows++;
     int unsettled = st->unsettled;
     st->unsettled = 0;
     out->every = 0;

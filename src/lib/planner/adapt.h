@@ -43,7 +43,6 @@ typedef struct pta_state {
     double spread_ref_us;   /* median spread just after it was chosen (< 0: not yet) */
     double spread[PTA_KEEP];/* recent ready spreads (first to last mark, us) */
     int nspread, spread_next, spread_since;
-    int windows;            /* windows planned so far */
     int span;               /* rounds the last planned window covers (pta_plan_window) */
     int unsettled;          /* since that window was planned, a sample of the chosen layout or its
                              * spread strayed as far as a drift would (the next window is short) */
